@@ -1,0 +1,47 @@
+"""The interface between the pipeline and an agent."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from beam_store.records import ContentPart, Message
+from pydantic import BaseModel, Field
+
+from .models import AgentResult, FrameHeader
+
+Emit = Callable[[FrameHeader | dict[str, Any]], None]
+
+
+def agent_id_for(name: str) -> str:
+    """The same agent name maps to the same id on every machine."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "riverbeam:agent:" + name))
+
+
+class ResolvedAction(BaseModel):
+    """A response the pipeline resolved for this run, with the tool and args stored on the action."""
+
+    action_id: str
+    status: Literal["submitted", "cancelled"]
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    reason: str | None = None
+
+
+class AgentInput(BaseModel):
+    agent_name: str
+    session_id: str
+    interaction_id: str
+    run_id: str
+    user_id: str
+    profile_id: str | None = None
+    content: list[ContentPart] = Field(default_factory=list)
+    # the session's stored messages, this step's input and action results included
+    history: list[Message] = Field(default_factory=list)
+    actions: list[ResolvedAction] = Field(default_factory=list)
+
+
+@runtime_checkable
+class AgentRunner(Protocol):
+    def run(self, input: AgentInput, emit: Emit) -> AgentResult: ...

@@ -1,0 +1,64 @@
+"""BeamError and the catalogue of error codes (CONTRACT section 5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+CATALOGUE: dict[str, tuple[int, str]] = {
+    "BEM-001": (400, "the request does not fit the request model"),
+    "BEM-020": (404, "session not found"),
+    "BEM-021": (404, "unknown agent_name"),
+    "BEM-022": (404, "interaction not found"),
+    "BEM-023": (404, "run not found"),
+    "BEM-027": (404, "action not found"),
+    "BEM-031": (403, "the session belongs to another user"),
+    "BEM-040": (409, "the interaction already has a run in progress"),
+    "BEM-041": (500, "the agent exceeded its turn limit"),
+    "BEM-062": (400, "resume needs an interaction_id"),
+    "BEM-063": (400, "an action_id is not a UUID"),
+    "BEM-064": (400, "the action belongs to another interaction"),
+    "BEM-065": (400, "the interaction belongs to another session"),
+    "BEM-066": (400, "the action is not pending"),
+    "BEM-067": (400, "the response payload does not match the stored tool and args"),
+    "BEM-068": (400, "the action was requested by another agent"),
+    "BEM-330": (502, "the push was rejected by the remote"),
+    "BEM-331": (502, "the tool failed"),
+    "BEM-332": (400, "the tool's arguments do not fit its schema"),
+    "BEM-333": (404, "the tool is not available to this agent"),
+    "BEM-500": (500, "internal error"),
+    "BEM-503": (503, "the store is busy; try again"),
+}
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    request_id: str | None = None
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorBody
+
+
+class BeamError(Exception):
+    """A refusal with its catalogue code and HTTP status; `field` names the offending request field."""
+
+    def __init__(self, code: str, message: str | None = None, *, field: str | None = None) -> None:
+        status, title = CATALOGUE[code]
+        self.code = code
+        self.status = status
+        self.field = field
+        self.message = message or title
+        super().__init__(f"{code}: {self.message}")
+
+    def to_response(self, request_id: str | None = None) -> ErrorResponse:
+        return ErrorResponse(error=ErrorBody(code=self.code, message=self.message, request_id=request_id))
+
+    def to_dict(self, request_id: str | None = None) -> dict[str, Any]:
+        return self.to_response(request_id).model_dump(mode="json")
+
+
+class ToolError(BeamError):
+    """A tool's own failure: recorded as the tool's outcome, not as a failure of the run."""

@@ -1,0 +1,109 @@
+"""Models behind ToolAgentRunner: the interface, the scripted offline model and the built-in author model."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from beam_store.records import TextPart, ToolCallPart, ToolResultPart
+from pydantic import BaseModel, Field
+
+from .models import NewMessage
+from .tools import Tool
+
+OnText = Callable[[str], None]
+
+
+class ToolCall(BaseModel):
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = None
+
+
+class ModelTurn(BaseModel):
+    text: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+
+
+class ChatModel(Protocol):
+    def next_turn(self, conversation: Sequence[NewMessage], tools: Sequence[Tool], on_text: OnText) -> ModelTurn:
+        """The model's next turn for `conversation`; text is streamed through `on_text` as it comes."""
+        ...
+
+
+def stream_words(text: str, on_text: OnText) -> None:
+    for chunk in re.findall(r"\S+\s*|\s+", text):
+        on_text(chunk)
+
+
+ScriptStep = ModelTurn | Callable[[Sequence[NewMessage]], ModelTurn]
+
+
+class ScriptedModel:
+    """An offline model that answers with turn N of its script, N being the `ai` turns already in the
+    conversation: so it picks the same turn whichever process the conversation is resumed in.
+    A step may be a function of the conversation, to answer what it was told (a refusal, a tool error)."""
+
+    def __init__(self, turns: Sequence[ScriptStep]) -> None:
+        self.turns = list(turns)
+        self.conversations: list[list[NewMessage]] = []
+
+    def next_turn(self, conversation: Sequence[NewMessage], tools: Sequence[Tool], on_text: OnText) -> ModelTurn:
+        self.conversations.append([m.model_copy(deep=True) for m in conversation])
+        index = sum(1 for m in conversation if m.role == "ai")
+        if index >= len(self.turns):
+            raise RuntimeError(f"ScriptedModel has {len(self.turns)} turns and was asked for turn {index + 1}")
+        step = self.turns[index]
+        turn = step if isinstance(step, ModelTurn) else step(conversation)
+        stream_words(turn.text, on_text)
+        return turn
+
+
+_PUSH = re.compile(r"\bpush\s+([A-Za-z0-9._/-]+)", re.IGNORECASE)
+
+
+class AuthorOfflineModel:
+    """The default `author` agent's model without a network: "push <ref>" asks to run git_push(ref);
+    a tool result gets a sentence about it; anything else a short answer."""
+
+    def next_turn(self, conversation: Sequence[NewMessage], tools: Sequence[Tool], on_text: OnText) -> ModelTurn:
+        turn = self._decide(conversation)
+        stream_words(turn.text, on_text)
+        return turn
+
+    def _decide(self, conversation: Sequence[NewMessage]) -> ModelTurn:
+        last = conversation[-1] if conversation else None
+        if last is not None and last.role == "tool":
+            result = next((p for p in last.content if isinstance(p, ToolResultPart)), None)
+            if result is not None:
+                return ModelTurn(text=_describe(result, conversation))
+        if last is not None and last.role == "human" and last.type == "message":
+            text = " ".join(p.text for p in last.content if isinstance(p, TextPart))
+            match = _PUSH.search(text)
+            if match:
+                ref = match.group(1).rstrip(".")
+                return ModelTurn(
+                    text=f"I will push {ref} once you approve.",
+                    tool_calls=[ToolCall(name="git_push", args={"ref": ref})],
+                )
+        return ModelTurn(text="I can push a branch for you: say 'push <branch>'.")
+
+
+def _describe(result: ToolResultPart, conversation: Sequence[NewMessage]) -> str:
+    args = next(
+        (
+            p.args
+            for m in conversation
+            for p in m.content
+            if isinstance(p, ToolCallPart) and p.tool_call_id == result.tool_call_id
+        ),
+        {},
+    )
+    ref = args.get("ref", "the branch")
+    if result.status == "ok":
+        return f"Pushed {ref}."
+    if result.status == "refused":
+        return f"Understood: I did not push {ref}."
+    reason = result.error.message if result.error else "unknown error"
+    return f"The push of {ref} failed: {reason}"

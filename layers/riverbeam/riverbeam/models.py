@@ -1,0 +1,153 @@
+"""Every request, result and frame on the wire (CONTRACT sections 2 and 4)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any, Literal
+
+from beam_store.records import ContentPart, ErrorInfo, MessageRole, MessageType, TextPart, ToolOutcome
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
+
+UuidStr = Annotated[uuid.UUID, PlainSerializer(str, return_type=str)]
+
+
+class RequestModel(BaseModel):
+    """Requests refuse unknown fields, so a misspelt field is an error rather than ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class AuthContext(RequestModel):
+    user_id: str = Field(min_length=1)
+    profile_id: str | None = None
+
+
+class InvokeRequest(RequestModel):
+    agent_name: str = Field(min_length=1)
+    session_id: UuidStr
+    interaction_id: UuidStr | None = None
+    content: list[TextPart] = Field(min_length=1)
+    stream: bool = False
+    auth_context: AuthContext
+
+
+class ActionPayload(RequestModel):
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ActionResponseEnvelope(RequestModel):
+    # a str here: a malformed id is BEM-063, checked after ownership, not BEM-001
+    action_id: str
+    kind: Literal["confirmation"] = "confirmation"
+    request_id: UuidStr = Field(default_factory=uuid.uuid4)
+    status: Literal["submitted", "cancelled"]
+    payload: ActionPayload | None = None
+    reason: str | None = None
+
+
+class ResumeRequest(RequestModel):
+    agent_name: str = Field(min_length=1)
+    session_id: UuidStr
+    interaction_id: UuidStr
+    content: list[TextPart] = Field(default_factory=list)
+    actions: list[ActionResponseEnvelope] = Field(min_length=1)
+    stream: bool = True
+    auth_context: AuthContext
+
+
+class ActionRequest(BaseModel):
+    """What an agent asks approval for; the pipeline assigns `action_id` when the runner leaves it out."""
+
+    action_id: str | None = None
+    kind: Literal["confirmation"] = "confirmation"
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class NewMessage(BaseModel):
+    """A message a runner produced, stored by the pipeline in order, with its seq."""
+
+    role: MessageRole
+    content: list[ContentPart]
+    type: MessageType = "message"
+
+
+class AgentResult(BaseModel):
+    """What a runner returns, and (with the ids filled in) the Result of an invoke or a `done` frame.
+
+    `messages` and `tool_outcomes` travel from runner to pipeline only and are not part of the Result JSON.
+    Without `messages`, the pipeline stores `content` as one `ai` message.
+    """
+
+    agent_name: str | None = None
+    session_id: str | None = None
+    interaction_id: str | None = None
+    run_id: str | None = None
+    interrupted: bool = False
+    action_required: list[ActionRequest] = Field(default_factory=list)
+    content: list[ContentPart] = Field(default_factory=list)
+    messages: list[NewMessage] = Field(default_factory=list, exclude=True)
+    tool_outcomes: dict[str, ToolOutcome] = Field(default_factory=dict, exclude=True)
+
+    def text(self) -> str:
+        return "".join(p.text for p in self.content if isinstance(p, TextPart))
+
+
+class StreamAck(BaseModel):
+    session_id: str
+    interaction_id: str
+    run_id: str
+    stream: Literal["websocket"] = "websocket"
+
+
+class FrameHeader(BaseModel):
+    session_id: str = ""
+    interaction_id: str = ""
+    run_id: str = ""
+    frame_seq: int = 0
+
+
+class RunStartedFrame(FrameHeader):
+    type: Literal["run_started"] = "run_started"
+    agent_name: str
+    kind: Literal["invoke", "resume"]
+
+
+class TextDeltaFrame(FrameHeader):
+    type: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class ToolCallFrame(FrameHeader):
+    type: Literal["tool_call"] = "tool_call"
+    tool_call_id: str
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    confirm_required: bool = False
+
+
+class ToolResultFrame(FrameHeader):
+    type: Literal["tool_result"] = "tool_result"
+    tool_call_id: str
+    name: str
+    status: Literal["ok", "error", "refused"]
+    output: Any = None
+    error: ErrorInfo | None = None
+
+
+class ErrorFrame(FrameHeader):
+    type: Literal["error"] = "error"
+    code: str
+    message: str
+
+
+class DoneFrame(FrameHeader):
+    type: Literal["done"] = "done"
+    result: AgentResult
+
+
+Frame = Annotated[
+    RunStartedFrame | TextDeltaFrame | ToolCallFrame | ToolResultFrame | ErrorFrame | DoneFrame,
+    Field(discriminator="type"),
+]

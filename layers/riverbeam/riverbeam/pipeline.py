@@ -1,0 +1,437 @@
+"""RiverBeam: the pipeline that records every invocation, pauses for approvals and resumes."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from aws_lambda_powertools import Logger
+from beam_store import (
+    Action,
+    ActionConflict,
+    ActionResponsePart,
+    ActionResponseRecord,
+    BeamStore,
+    ErrorInfo,
+    InMemoryStore,
+    Interaction,
+    InteractionBusy,
+    InteractionInOtherSession,
+    InteractionMissing,
+    Message,
+    MessageDraft,
+    RecordExists,
+    Run,
+    RunNotRunning,
+    Session,
+    SessionMissing,
+    SessionOwnedByOther,
+    StepWrite,
+    StoreBusy,
+    StoreConflict,
+    ToolResultPart,
+    new_id,
+    utc_now,
+)
+from beam_store.records import ContentPart
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from .agents import AgentInput, AgentRunner, ResolvedAction, agent_id_for
+from .errors import BeamError
+from .models import (
+    ActionResponseEnvelope,
+    AgentResult,
+    DoneFrame,
+    ErrorFrame,
+    Frame,
+    FrameHeader,
+    InvokeRequest,
+    NewMessage,
+    ResumeRequest,
+    RunStartedFrame,
+    StreamAck,
+)
+
+logger = Logger(service="riverbeam")
+R = TypeVar("R", bound=BaseModel)
+FrameSink = Callable[[FrameHeader], None]
+_frame_adapter: TypeAdapter[FrameHeader] = TypeAdapter(Frame)
+
+
+def _validation_message(error: ValidationError) -> tuple[str, str | None]:
+    problems = []
+    for e in error.errors():
+        loc = ".".join(str(p) for p in e["loc"]) or "body"
+        problems.append(f"{loc}: {e['msg']}")
+    first = ".".join(str(p) for p in error.errors()[0]["loc"]) or None if error.errors() else None
+    return "invalid request: " + "; ".join(problems), first
+
+
+def parse_body(body: Any) -> dict[str, Any]:
+    """A request body (a dict, or JSON text) as a dict, else BEM-001."""
+    if isinstance(body, str | bytes | bytearray):
+        try:
+            body = json.loads(body)
+        except ValueError:
+            raise BeamError("BEM-001", "the body is not JSON") from None
+    if not isinstance(body, dict):
+        raise BeamError("BEM-001", "the body must be a JSON object")
+    return body
+
+
+def parse_request(model: type[R], body: Any) -> R:
+    if isinstance(body, model):
+        return body
+    try:
+        return model.model_validate(parse_body(body))
+    except ValidationError as error:
+        message, first = _validation_message(error)
+        raise BeamError("BEM-001", message, field=first) from None
+
+
+def _store_error(error: StoreConflict | StoreBusy) -> BeamError:
+    match error:
+        case SessionOwnedByOther():
+            return BeamError("BEM-031", field="session_id")
+        case SessionMissing():
+            return BeamError("BEM-020", field="session_id")
+        case InteractionMissing():
+            return BeamError("BEM-022", field="interaction_id")
+        case InteractionInOtherSession():
+            return BeamError("BEM-065", field="interaction_id")
+        case InteractionBusy():
+            return BeamError("BEM-040", field="interaction_id")
+        case StoreBusy():
+            return BeamError("BEM-503")
+    return BeamError("BEM-500")
+
+
+def _action_error(action_id: str, current: Action | None, interaction_id: str, session_id: str,
+                  user_id: str) -> BeamError | None:
+    """Why `current` cannot be resolved by this resume, in the contract's order; None if it can."""
+    where = "actions.action_id"
+    if current is None or (current.session_id != session_id and current.user_id != user_id):
+        return BeamError("BEM-027", f"action {action_id} not found", field=where)
+    if current.interaction_id != interaction_id:
+        return BeamError("BEM-064", f"action {action_id} belongs to another interaction", field=where)
+    if current.session_id != session_id:
+        return BeamError("BEM-065", f"interaction {interaction_id} belongs to another session", field="interaction_id")
+    if current.status != "pending":
+        return BeamError("BEM-066", f"action {action_id} is {current.status}, not pending", field=where)
+    return None
+
+
+@dataclass
+class _Step:
+    """What one pass through the pipeline knows about itself."""
+
+    session: Session
+    interaction: Interaction
+    run: Run
+    kind: Literal["invoke", "resume"]
+    runner: AgentRunner
+    history: list[Message]
+    content: list[ContentPart]
+    resolved: list[Action] = field(default_factory=list)
+    responses: dict[str, ActionResponseEnvelope] = field(default_factory=dict)
+
+
+class _FrameEmitter:
+    def __init__(self, run: Run, sinks: list[FrameSink]) -> None:
+        self.header = {"session_id": run.session_id, "interaction_id": run.interaction_id, "run_id": run.run_id}
+        self.sinks = sinks
+        self.next_seq = 0
+
+    def emit(self, frame: FrameHeader | dict[str, Any]) -> None:
+        body = frame.model_dump(mode="json") if isinstance(frame, BaseModel) else dict(frame)
+        full = _frame_adapter.validate_python(body | self.header | {"frame_seq": self.next_seq})
+        self.next_seq += 1
+        for sink in self.sinks:
+            try:
+                sink(full)
+            except Exception:  # a broken listener must not break the run
+                logger.exception("frame sink failed", extra={"run_id": full.run_id})
+
+
+class RiverBeam:
+    def __init__(self, store: BeamStore | None = None) -> None:
+        self._store: BeamStore = store if store is not None else InMemoryStore()
+        self._agents: dict[str, AgentRunner] = {}
+        self._frame_sinks: list[FrameSink] = []
+
+    @property
+    def store(self) -> BeamStore:
+        return self._store
+
+    def set_store(self, store: BeamStore) -> None:
+        self._store = store
+
+    def register_agent(self, name: str, runner: AgentRunner) -> None:
+        if not callable(getattr(runner, "run", None)):
+            raise TypeError("a runner needs a run(input, emit) method")
+        self._agents[name] = runner
+
+    def add_frame_sink(self, sink: FrameSink) -> None:
+        """Every frame of every run also goes to `sink` (the deployment's WebSocket push, for one)."""
+        self._frame_sinks.append(sink)
+
+    def _runner(self, agent_name: str) -> AgentRunner:
+        runner = self._agents.get(agent_name)
+        if runner is None:
+            raise BeamError("BEM-021", f"unknown agent_name {agent_name!r}", field="agent_name")
+        return runner
+
+    def _commit(self, step: StepWrite) -> list[Message]:
+        try:
+            return self._store.commit(step)
+        except (StoreConflict, StoreBusy) as error:
+            raise _store_error(error) from None
+
+    # invoke
+
+    def invoke(self, request: InvokeRequest | dict[str, Any] | str, *,
+               on_frame: FrameSink | None = None) -> AgentResult | StreamAck:
+        """Run the agent on the request: the Result, or with `stream` a StreamAck (frames to `on_frame`)."""
+        req = parse_request(InvokeRequest, request)
+        runner = self._runner(req.agent_name)
+        session_id, user = str(req.session_id), req.auth_context
+        session, history = self._store.get_session_with_messages(session_id)
+        if session is not None and session.user_id != user.user_id:
+            raise BeamError("BEM-031", field="session_id")
+        now = utc_now()
+        session_op: Literal["create", "update"] = "update"
+        if session is None:
+            session_op = "create"
+            session = Session(session_id=session_id, user_id=user.user_id, profile_id=user.profile_id,
+                              created_at=now, updated_at=now)
+        interaction_id = str(req.interaction_id) if req.interaction_id else new_id()
+        interaction = Interaction(interaction_id=interaction_id, session_id=session_id, agent_name=req.agent_name,
+                                  status="in_progress", created_at=now, updated_at=now)
+        run = self._new_run(interaction, req.agent_name, now)
+        draft = MessageDraft(message_id=new_id(), interaction_id=interaction_id, run_id=run.run_id, role="human",
+                             content=list(req.content), created_at=now)
+        written = self._commit(StepWrite(
+            session=session, session_op=session_op, interaction=interaction,
+            interaction_op="acquire" if req.interaction_id else "create",
+            run=run, run_op="create", messages=[draft],
+        ))
+        step = _Step(session=session, interaction=interaction, run=run, kind="invoke", runner=runner,
+                     history=history + written, content=list(req.content))
+        result = self._run_step(step, on_frame)
+        if req.stream:
+            return StreamAck(session_id=session_id, interaction_id=interaction_id, run_id=run.run_id)
+        if step.run.status == "failed" and step.run.error is not None:
+            raise BeamError(step.run.error.code if step.run.error.code in _RAISABLE else "BEM-500",
+                            step.run.error.message)
+        return result
+
+    @staticmethod
+    def _new_run(interaction: Interaction, agent_name: str, now: str) -> Run:
+        return Run(run_id=new_id(), session_id=interaction.session_id, interaction_id=interaction.interaction_id,
+                   agent_name=agent_name, agent_id=agent_id_for(agent_name), status="running",
+                   created_at=now, updated_at=now)
+
+    # resume
+
+    def resume(self, request: ResumeRequest | dict[str, Any] | str, *,
+               on_frame: FrameSink | None = None) -> StreamAck:
+        """Resolve the actions atomically, then run the agent on the responses; frames go to `on_frame`."""
+        if not isinstance(request, ResumeRequest):
+            body = parse_body(request)
+            if not body.get("interaction_id"):
+                raise BeamError("BEM-062", "resume needs the interaction_id it resumes", field="interaction_id")
+            request = body
+        req = parse_request(ResumeRequest, request)
+        runner = self._runner(req.agent_name)
+        session_id, interaction_id, user = str(req.session_id), str(req.interaction_id), req.auth_context.user_id
+        session, history = self._store.get_session_with_messages(session_id)
+        if session is None:
+            raise BeamError("BEM-020", f"session {session_id} not found", field="session_id")
+        if session.user_id != user:
+            raise BeamError("BEM-031", field="session_id")
+
+        responses: dict[str, ActionResponseEnvelope] = {}
+        for i, envelope in enumerate(req.actions):
+            try:
+                action_id = str(uuid.UUID(envelope.action_id))
+            except ValueError:
+                raise BeamError("BEM-063", f"actions[{i}].action_id is not a UUID",
+                                field=f"actions.{i}.action_id") from None
+            if action_id in responses:
+                raise BeamError("BEM-001", f"invalid request: actions.{i}.action_id: answered twice",
+                                field=f"actions.{i}.action_id")
+            responses[action_id] = envelope
+
+        now = utc_now()
+        interaction = Interaction(interaction_id=interaction_id, session_id=session_id, agent_name=req.agent_name,
+                                  status="in_progress", created_at=now, updated_at=now)
+        run = self._new_run(interaction, req.agent_name, now)
+        resolved: list[Action] = []
+        for action_id, envelope in responses.items():
+            stored = self._store.get_action(action_id)
+            error = _action_error(action_id, stored, interaction_id, session_id, user)
+            if error is not None:
+                raise error
+            assert stored is not None
+            if envelope.payload is not None and (envelope.payload.tool, envelope.payload.args) != (stored.tool,
+                                                                                                 stored.args):
+                raise BeamError("BEM-067", f"action {action_id} asks for {stored.tool} with other args than "
+                                "the response names", field="actions.payload")
+            if stored.agent_name != req.agent_name:
+                raise BeamError("BEM-068", f"action {action_id} was requested by agent {stored.agent_name!r}",
+                                field="agent_name")
+            resolved.append(stored.model_copy(update={
+                "status": "resolved" if envelope.status == "submitted" else "cancelled",
+                "response": ActionResponseRecord(status=envelope.status, request_id=str(envelope.request_id),
+                                                 who=user, when=now, reason=envelope.reason),
+                "resolved_run_id": run.run_id,
+            }))
+
+        drafts = []
+        if req.content:
+            drafts.append(MessageDraft(message_id=new_id(), interaction_id=interaction_id, run_id=run.run_id,
+                                       role="human", content=list(req.content), created_at=now))
+        for action in resolved:
+            drafts.extend(self._resolution_messages(action, run, now))
+        try:
+            written = self._store.commit(StepWrite(
+                session=session, session_op="update", interaction=interaction, interaction_op="acquire",
+                run=run, run_op="create", messages=drafts, resolve_actions=resolved,
+            ))
+        except ActionConflict as conflict:
+            raise _action_error(conflict.action_id, conflict.current, interaction_id, session_id, user) or \
+                BeamError("BEM-066", f"action {conflict.action_id} is not pending") from None
+        except (StoreConflict, StoreBusy) as error:
+            raise _store_error(error) from None
+        for action in resolved:
+            assert action.response is not None
+            logger.info("agent_resumed", extra={
+                "session_id": session_id, "interaction_id": interaction_id, "run_id": run.run_id,
+                "action_id": action.action_id, "tool": action.tool, "response": action.response.status,
+            })
+        step = _Step(session=session, interaction=interaction, run=run, kind="resume", runner=runner,
+                     history=history + written, content=list(req.content), resolved=resolved, responses=responses)
+        self._run_step(step, on_frame)
+        return StreamAck(session_id=session_id, interaction_id=interaction_id, run_id=run.run_id)
+
+    @staticmethod
+    def _resolution_messages(action: Action, run: Run, now: str) -> Iterator[MessageDraft]:
+        assert action.response is not None
+        response = action.response
+        yield MessageDraft(
+            message_id=new_id(), interaction_id=action.interaction_id, run_id=run.run_id, role="human",
+            type="action_result", created_at=now,
+            content=[ActionResponsePart(action_id=action.action_id, status=response.status, reason=response.reason)],
+        )
+        if response.status == "cancelled":
+            refusal = f"{response.who} refused to run {action.tool}" + (f": {response.reason}" if response.reason else "")
+            yield MessageDraft(
+                message_id=new_id(), interaction_id=action.interaction_id, run_id=run.run_id, role="tool",
+                created_at=now,
+                content=[ToolResultPart(tool_call_id=action.action_id, name=action.tool, status="refused",
+                                        error=ErrorInfo(code="BEM-069", message=refusal))],
+            )
+
+    # the agent, then the step's closing write
+
+    def _run_step(self, step: _Step, on_frame: FrameSink | None) -> AgentResult:
+        sinks = ([on_frame] if on_frame else []) + self._frame_sinks
+        emitter = _FrameEmitter(step.run, sinks)
+        emitter.emit(RunStartedFrame(agent_name=step.run.agent_name, kind=step.kind))
+        actions = [ResolvedAction(action_id=a.action_id, status=step.responses[a.action_id].status, tool=a.tool,
+                                  args=a.args, reason=step.responses[a.action_id].reason) for a in step.resolved]
+        agent_input = AgentInput(
+            agent_name=step.run.agent_name, session_id=step.session.session_id,
+            interaction_id=step.interaction.interaction_id, run_id=step.run.run_id,
+            user_id=step.session.user_id, profile_id=step.session.profile_id,
+            content=step.content, history=step.history, actions=actions,
+        )
+        failure: BeamError | None = None
+        with self._log_context(step):
+            try:
+                result = step.runner.run(agent_input, emitter.emit)
+                if not isinstance(result, AgentResult):
+                    raise TypeError(f"the runner returned {type(result).__name__}, not an AgentResult")
+                if result.action_required:
+                    result.interrupted = True
+                elif result.interrupted:
+                    raise ValueError("an interrupted result must name at least one action")
+            except BeamError as error:
+                failure = error
+            except Exception:
+                logger.exception("agent run failed")
+                failure = BeamError("BEM-500", "the agent failed")
+            if failure is not None:
+                result = AgentResult()
+            try:
+                self._close_step(step, result, failure)
+            except BeamError as error:
+                failure = error
+                logger.error("closing the run failed", extra={"code": error.code})
+        result = result.model_copy(update={
+            "agent_name": step.run.agent_name, "session_id": step.session.session_id,
+            "interaction_id": step.interaction.interaction_id, "run_id": step.run.run_id,
+        })
+        if failure is not None:
+            emitter.emit(ErrorFrame(code=failure.code, message=failure.message))
+        emitter.emit(DoneFrame(result=result))
+        return result
+
+    @contextmanager
+    def _log_context(self, step: _Step) -> Iterator[None]:
+        keys = {"session_id": step.session.session_id, "interaction_id": step.interaction.interaction_id,
+                "run_id": step.run.run_id}
+        logger.append_keys(**keys)
+        try:
+            yield
+        finally:
+            logger.remove_keys(list(keys))
+
+    def _close_step(self, step: _Step, result: AgentResult, failure: BeamError | None) -> None:
+        now = utc_now()
+        run, interaction = step.run, step.interaction
+        if failure is not None:
+            run_status, interaction_status = "failed", "failed"
+            error: ErrorInfo | None = ErrorInfo(code=failure.code, message=failure.message)
+        else:
+            error = None
+            run_status = "interrupted" if result.interrupted else "completed"
+            interaction_status = "in_progress" if result.interrupted else "completed"
+        closed = run.model_copy(update={"status": run_status, "error": error, "updated_at": now, "ended_at": now})
+        drafts, outcomes, opened = [], [], []
+        if failure is None:
+            submitted = {a.action_id: a for a in step.resolved if a.status == "resolved"}
+            outcomes = [submitted[i].model_copy(update={"outcome": o})
+                        for i, o in result.tool_outcomes.items() if i in submitted]
+            messages = list(result.messages) or (
+                [NewMessage(role="ai", content=result.content)] if result.content else [])
+            answered = {p.tool_call_id for m in messages for p in m.content if isinstance(p, ToolResultPart)}
+            missing = [NewMessage(role="tool", content=[ToolResultPart(
+                tool_call_id=a.action_id, name=a.tool, status=a.outcome.status if a.outcome else "error",
+                output=a.outcome.output if a.outcome else None, error=a.outcome.error if a.outcome else None)])
+                for a in outcomes if a.action_id not in answered]
+            drafts = [MessageDraft(message_id=new_id(), interaction_id=interaction.interaction_id,
+                                   run_id=run.run_id, role=m.role, type=m.type, content=m.content, created_at=now)
+                      for m in missing + messages]
+            for request in result.action_required:
+                request.action_id = request.action_id or new_id()
+                opened.append(Action(
+                    action_id=request.action_id, session_id=run.session_id, interaction_id=run.interaction_id,
+                    run_id=run.run_id, user_id=step.session.user_id, agent_name=run.agent_name, kind=request.kind,
+                    tool=request.tool, args=request.args, status="pending", created_at=now, updated_at=now,
+                ))
+        self._commit(StepWrite(
+            session=step.session, session_op="update",
+            interaction=interaction.model_copy(update={"status": interaction_status}), interaction_op="release",
+            run=closed, run_op="close", messages=drafts, open_actions=opened, record_outcomes=outcomes,
+            touch_last_active=True,
+        ))
+        step.run = closed
+
+
+# codes a failed non-streamed invoke raises as they are; anything else is BEM-500
+_RAISABLE = {"BEM-041", "BEM-503"}

@@ -1,0 +1,84 @@
+"""Tools an agent can call: `@tool` turns a typed function into one, its argument schema from the hints."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, get_type_hints, overload
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic_core import to_jsonable_python
+
+from ..errors import BeamError, ToolError
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    func: Callable[..., Any]
+    args_model: type[BaseModel]
+    confirm_required: bool = False
+
+    def json_schema(self) -> dict[str, Any]:
+        return self.args_model.model_json_schema()
+
+    def invoke(self, args: dict[str, Any]) -> Any:
+        """Validate `args` against the schema, call the function, return its output as JSON-able data."""
+        try:
+            validated = self.args_model.model_validate(args)
+        except ValidationError as error:
+            fields = ", ".join(".".join(str(p) for p in e["loc"]) or "args" for e in error.errors())
+            raise ToolError("BEM-332", f"{self.name}: invalid arguments ({fields})") from None
+        kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
+        try:
+            return to_jsonable_python(self.func(**kwargs))
+        except BeamError:
+            raise
+        except Exception as error:  # a tool's own failure is its outcome, not the run's
+            raise ToolError("BEM-331", f"{self.name} failed: {type(error).__name__}: {error}") from error
+
+
+def _args_model(func: Callable[..., Any], name: str) -> type[BaseModel]:
+    hints = get_type_hints(func)
+    fields: dict[str, Any] = {}
+    for param in inspect.signature(func).parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(f"tool {name}: *args and **kwargs have no schema")
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (annotation, default)
+    model_name = "".join(part.capitalize() for part in name.split("_")) + "Args"
+    return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def make_tool(
+    func: Callable[..., Any], *, name: str | None = None, confirm_required: bool = False
+) -> Tool:
+    tool_name = name or func.__name__
+    return Tool(
+        name=tool_name,
+        description=inspect.getdoc(func) or "",
+        func=func,
+        args_model=_args_model(func, tool_name),
+        confirm_required=confirm_required,
+    )
+
+
+@overload
+def tool(func: Callable[..., Any], /) -> Tool: ...
+@overload
+def tool(*, name: str | None = None, confirm_required: bool = False) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    func: Callable[..., Any] | None = None, /, *, name: str | None = None, confirm_required: bool = False
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """`@tool` or `@tool(confirm_required=True)`: a tool that needs a person's approval before it runs."""
+    if func is not None:
+        return make_tool(func)
+    return lambda f: make_tool(f, name=name, confirm_required=confirm_required)
+
+
+__all__ = ["Tool", "make_tool", "tool"]

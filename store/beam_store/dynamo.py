@@ -1,0 +1,527 @@
+"""DynamoBeamStore: the records in one on-demand DynamoDB table.
+
+Items (pk / sk):
+  SESSION#<id> / SESSION           the session, with the message counter `last_seq`
+  SESSION#<id> / MSG#<seq:012d>    its messages, so one Query reads a session and its history
+  INTERACTION#<id> / INTERACTION   the interaction, with `active_run_id` while a run holds it
+  RUN#<id> / RUN                   a run;    gsi1: INTERACTION#<id> / RUN#<created_at>#<id>
+  ACTION#<id> / ACTION             an action; gsi1: INTERACTION#<id> / ACTION#<0 pending|1 done>#<created_at>#<id>
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import boto3
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+from pydantic import BaseModel
+
+from .errors import (
+    ActionConflict,
+    InteractionBusy,
+    InteractionInOtherSession,
+    InteractionMissing,
+    RecordExists,
+    RunNotRunning,
+    SessionMissing,
+    SessionOwnedByOther,
+    StoreBusy,
+    StoreConflict,
+)
+from .records import Action, Interaction, Message, Run, Session
+from .step import MessageDraft, StepWrite
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+else:
+    DynamoDBClient = Any
+
+M = TypeVar("M", bound=BaseModel)
+Item = dict[str, Any]
+
+GSI1 = "gsi1"
+TTL_ATTRIBUTE = "expires_at"
+TABLE_DEFINITION: dict[str, Any] = {
+    "AttributeDefinitions": [
+        {"AttributeName": name, "AttributeType": "S"} for name in ("pk", "sk", "gsi1pk", "gsi1sk")
+    ],
+    "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+    "GlobalSecondaryIndexes": [
+        {
+            "IndexName": GSI1,
+            "KeySchema": [
+                {"AttributeName": "gsi1pk", "KeyType": "HASH"},
+                {"AttributeName": "gsi1sk", "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "ALL"},
+        }
+    ],
+    "BillingMode": "PAY_PER_REQUEST",
+}
+
+MAX_ATTEMPTS = 100
+MAX_SECONDS = 20.0
+_MAX_SEQ = 10**12 - 1
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+def _to_number(value: Decimal) -> int | float:
+    return int(value) if value.as_tuple().exponent >= 0 else float(value)  # type: ignore[operator]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return _to_number(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def serialize(value: Any) -> Any:
+    """A JSON-able value as a DynamoDB attribute value (floats become exact decimals)."""
+    return _serializer.serialize(json.loads(json.dumps(value), parse_float=Decimal))
+
+
+def deserialize_item(item: Item) -> dict[str, Any]:
+    return {k: _plain(_deserializer.deserialize(v)) for k, v in item.items()}
+
+
+def _record_attrs(record: BaseModel) -> dict[str, Any]:
+    return {k: serialize(v) for k, v in record.model_dump(mode="json", exclude_none=True).items()}
+
+
+def _load(model: type[M], item: Item | None) -> M | None:
+    return None if not item else model.model_validate(deserialize_item(item))
+
+
+def _session_key(session_id: str) -> Item:
+    return {"pk": {"S": f"SESSION#{session_id}"}, "sk": {"S": "SESSION"}}
+
+
+def _message_sk(seq: int) -> str:
+    return f"MSG#{seq:012d}"
+
+
+def _interaction_key(interaction_id: str) -> Item:
+    return {"pk": {"S": f"INTERACTION#{interaction_id}"}, "sk": {"S": "INTERACTION"}}
+
+
+def _run_key(run_id: str) -> Item:
+    return {"pk": {"S": f"RUN#{run_id}"}, "sk": {"S": "RUN"}}
+
+
+def _action_key(action_id: str) -> Item:
+    return {"pk": {"S": f"ACTION#{action_id}"}, "sk": {"S": "ACTION"}}
+
+
+def _action_gsi1sk(action: Action) -> str:
+    return f"ACTION#{0 if action.status == 'pending' else 1}#{action.created_at}#{action.action_id}"
+
+
+@dataclass
+class _Expr:
+    """Placeholders for one expression, so no attribute name clashes with a reserved word."""
+
+    names: dict[str, str] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def name(self, attr: str) -> str:
+        placeholder = f"#n{len(self.names)}"
+        self.names[placeholder] = attr
+        return placeholder
+
+    def value(self, attr_value: Any) -> str:
+        placeholder = f":v{len(self.values)}"
+        self.values[placeholder] = attr_value
+        return placeholder
+
+    def eq(self, attr: str, value: Any) -> str:
+        return f"{self.name(attr)} = {self.value(value)}"
+
+    def sets(self, attrs: dict[str, Any], *, keep_existing: bool = False) -> str:
+        parts = []
+        for attr, value in attrs.items():
+            n, v = self.name(attr), self.value(value)
+            parts.append(f"{n} = if_not_exists({n}, {v})" if keep_existing else f"{n} = {v}")
+        return "SET " + ", ".join(parts)
+
+    def apply(self, op: dict[str, Any]) -> dict[str, Any]:
+        if self.names:
+            op["ExpressionAttributeNames"] = self.names
+        if self.values:
+            op["ExpressionAttributeValues"] = self.values
+        return op
+
+
+Tag = tuple[Literal["resolve", "outcome", "open", "session", "interaction", "run", "message"], str]
+
+
+class _Retry(Exception):
+    """The step may succeed if sent again (seq moved, session appeared, transaction conflict)."""
+
+
+class DynamoBeamStore:
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self.client = client
+        self.table_name = table_name
+
+    @classmethod
+    def connect(cls, table_name: str, *, client: DynamoDBClient | None = None) -> DynamoBeamStore:
+        """The store on `table_name`, creating the table (with its index and TTL) if it is missing."""
+        client = client or boto3.client("dynamodb")
+        ensure_table(client, table_name)
+        return cls(client, table_name)
+
+    # reads
+
+    def _get(self, key: Item) -> Item | None:
+        response = self.client.get_item(TableName=self.table_name, Key=key, ConsistentRead=True)
+        return response.get("Item")
+
+    def get_session(self, session_id: str) -> Session | None:
+        return _load(Session, self._get(_session_key(session_id)))
+
+    def get_interaction(self, interaction_id: str) -> Interaction | None:
+        return _load(Interaction, self._get(_interaction_key(interaction_id)))
+
+    def get_run(self, run_id: str) -> Run | None:
+        return _load(Run, self._get(_run_key(run_id)))
+
+    def get_action(self, action_id: str) -> Action | None:
+        return _load(Action, self._get(_action_key(action_id)))
+
+    def _query(self, limit: int | None = None, **params: Any) -> Iterator[Item]:
+        params["TableName"] = self.table_name
+        returned = 0
+        while True:
+            if limit is not None:
+                params["Limit"] = limit - returned
+            page = self.client.query(**params)
+            for item in page.get("Items", []):
+                returned += 1
+                yield item
+            if "LastEvaluatedKey" not in page or (limit is not None and returned >= limit):
+                return
+            params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def list_messages(self, session_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Message]:
+        items = self._query(
+            limit,
+            KeyConditionExpression="pk = :pk AND sk BETWEEN :lo AND :hi",
+            ExpressionAttributeValues={
+                ":pk": {"S": f"SESSION#{session_id}"},
+                ":lo": {"S": _message_sk(after_seq + 1)},
+                ":hi": {"S": _message_sk(_MAX_SEQ)},
+            },
+            ConsistentRead=True,
+        )
+        return [Message.model_validate(deserialize_item(i)) for i in items]
+
+    def get_session_with_messages(self, session_id: str) -> tuple[Session | None, list[Message]]:
+        session: Session | None = None
+        messages: list[Message] = []
+        items = self._query(
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": f"SESSION#{session_id}"}},
+            ConsistentRead=True,
+        )
+        for item in items:
+            if item["sk"]["S"] == "SESSION":
+                session = Session.model_validate(deserialize_item(item))
+            else:
+                messages.append(Message.model_validate(deserialize_item(item)))
+        return session, messages
+
+    def _query_interaction(self, interaction_id: str, prefix: str) -> Iterator[Item]:
+        return self._query(
+            IndexName=GSI1,
+            KeyConditionExpression="gsi1pk = :pk AND begins_with(gsi1sk, :prefix)",
+            ExpressionAttributeValues={
+                ":pk": {"S": f"INTERACTION#{interaction_id}"},
+                ":prefix": {"S": prefix},
+            },
+        )
+
+    def list_runs(self, interaction_id: str) -> list[Run]:
+        return [Run.model_validate(deserialize_item(i)) for i in self._query_interaction(interaction_id, "RUN#")]
+
+    def list_actions(self, interaction_id: str) -> list[Action]:
+        items = self._query_interaction(interaction_id, "ACTION#")
+        return [Action.model_validate(deserialize_item(i)) for i in items]
+
+    # the step
+
+    def commit(self, step: StepWrite) -> list[Message]:
+        session_exists = step.session_op == "update"
+        expected_seq = step.session.last_seq
+        started = time.monotonic()
+        for attempt in range(MAX_ATTEMPTS):
+            items, tags = self._transaction(step, session_exists, expected_seq)
+            try:
+                self.client.transact_write_items(TransactItems=items, ClientRequestToken=str(uuid.uuid4()))
+            except ClientError as error:
+                if error.response["Error"]["Code"] != "TransactionCanceledException":
+                    raise
+                reasons = error.response.get("CancellationReasons", [])
+                try:
+                    current_session = self._raise_conflict(step, tags, reasons)
+                except _Retry:
+                    current_session = None
+                if current_session is not None:
+                    session_exists, expected_seq = True, current_session.last_seq
+                if time.monotonic() - started > MAX_SECONDS:
+                    break
+                # jitter spreads writers that lost to the same winner
+                time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
+                continue
+            return _messages_from(step, expected_seq if session_exists else 0)
+        raise StoreBusy(f"the step was refused for contention {MAX_ATTEMPTS} times or for {MAX_SECONDS}s")
+
+    def _raise_conflict(self, step: StepWrite, tags: list[Tag], reasons: list[dict[str, Any]]) -> Session | None:
+        """Raise the conflict the reasons show, in priority order; else return the session to retry with."""
+        failed: dict[Tag, Item | None] = {}
+        for tag, reason in zip(tags, reasons, strict=False):
+            code = reason.get("Code", "None")
+            if code == "ConditionalCheckFailed":
+                failed[tag] = reason.get("Item")
+            elif code in ("TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded"):
+                continue
+            elif code not in ("None", None):
+                raise StoreConflict(f"{tag[0]} write refused: {code} {reason.get('Message', '')}".strip())
+
+        for tag, old in failed.items():
+            if tag[0] in ("resolve", "outcome", "open"):
+                raise ActionConflict(tag[1], _load(Action, old))
+        session: Session | None = None
+        if ("session", step.session.session_id) in failed:
+            session = _load(Session, failed["session", step.session.session_id])
+            if session is None:
+                raise SessionMissing("the session does not exist")
+            if session.user_id != step.session.user_id:
+                raise SessionOwnedByOther(session.user_id)
+        if ("interaction", step.interaction.interaction_id) in failed:
+            raise _interaction_conflict(step, _load(Interaction, failed["interaction", step.interaction.interaction_id]))
+        if ("run", step.run.run_id) in failed:
+            raise RecordExists("the run already exists") if step.run_op == "create" else RunNotRunning(
+                "the run is not running"
+            )
+        if any(tag[0] == "message" for tag in failed):
+            raise RecordExists("a message of the step already exists")
+        if session is None:
+            raise _Retry()
+        return session
+
+    def _transaction(
+        self, step: StepWrite, session_exists: bool, expected_seq: int
+    ) -> tuple[list[dict[str, Any]], list[Tag]]:
+        items: list[dict[str, Any]] = []
+        tags: list[Tag] = []
+        table = self.table_name
+        now = step.run.updated_at
+        run_id = step.run.run_id
+
+        def add(tag: Tag, kind: str, op: dict[str, Any]) -> None:
+            op["TableName"] = table
+            op["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+            items.append({kind: op})
+            tags.append(tag)
+
+        for action in step.resolve_actions:
+            e = _Expr()
+            update = {
+                "status": serialize(action.status),
+                "response": serialize(action.response.model_dump(mode="json", exclude_none=True))
+                if action.response
+                else serialize(None),
+                "resolved_run_id": serialize(action.resolved_run_id),
+                "updated_at": serialize(now),
+                "gsi1sk": serialize(_action_gsi1sk(action)),
+            }
+            add(("resolve", action.action_id), "Update", e.apply({
+                "Key": _action_key(action.action_id),
+                "UpdateExpression": e.sets(update),
+                "ConditionExpression": "attribute_exists(pk) AND "
+                + " AND ".join([
+                    e.eq("status", serialize("pending")),
+                    e.eq("interaction_id", serialize(action.interaction_id)),
+                    e.eq("session_id", serialize(action.session_id)),
+                ]),
+            }))
+        for action in step.record_outcomes:
+            e = _Expr()
+            outcome = action.outcome.model_dump(mode="json", exclude_none=True) if action.outcome else None
+            add(("outcome", action.action_id), "Update", e.apply({
+                "Key": _action_key(action.action_id),
+                "UpdateExpression": e.sets({"outcome": serialize(outcome), "updated_at": serialize(now)}),
+                "ConditionExpression": " AND ".join([
+                    e.eq("status", serialize("resolved")),
+                    e.eq("resolved_run_id", serialize(run_id)),
+                    f"attribute_not_exists({e.name('outcome')})",
+                ]),
+            }))
+        for action in step.open_actions:
+            e = _Expr()
+            attrs = _record_attrs(action) | _action_index(action)
+            add(("open", action.action_id), "Update", e.apply({
+                "Key": _action_key(action.action_id),
+                "UpdateExpression": e.sets(attrs, keep_existing=True),
+                "ConditionExpression": "attribute_not_exists(pk) OR ("
+                + e.eq("status", serialize("pending"))
+                + " AND "
+                + e.eq("interaction_id", serialize(action.interaction_id))
+                + ")",
+            }))
+
+        session_tag: Tag = ("session", step.session.session_id)
+        count = len(step.messages)
+        if not session_exists:
+            session = step.session.model_copy(update={"last_seq": count, "updated_at": now})
+            if step.touch_last_active:
+                session = session.model_copy(update={"last_active_at": now})
+            add(session_tag, "Put", {
+                "Item": _session_key(session.session_id) | _record_attrs(session) | {"entity": {"S": "session"}},
+                "ConditionExpression": "attribute_not_exists(pk)",
+            })
+        else:
+            e = _Expr()
+            changes = {"updated_at": serialize(now)}
+            if step.touch_last_active:
+                changes["last_active_at"] = serialize(now)
+            conditions = ["attribute_exists(pk)", e.eq("user_id", serialize(step.session.user_id))]
+            if count:
+                changes["last_seq"] = serialize(expected_seq + count)
+                conditions.append(e.eq("last_seq", serialize(expected_seq)))
+            add(session_tag, "Update", e.apply({
+                "Key": _session_key(step.session.session_id),
+                "UpdateExpression": e.sets(changes),
+                "ConditionExpression": " AND ".join(conditions),
+            }))
+
+        interaction = step.interaction
+        interaction_tag: Tag = ("interaction", interaction.interaction_id)
+        e = _Expr()
+        if step.interaction_op == "create":
+            created = interaction.model_copy(update={"status": "in_progress", "active_run_id": run_id})
+            add(interaction_tag, "Put", {
+                "Item": _interaction_key(interaction.interaction_id) | _record_attrs(created)
+                | {"entity": {"S": "interaction"}},
+                "ConditionExpression": "attribute_not_exists(pk)",
+            })
+        elif step.interaction_op == "acquire":
+            add(interaction_tag, "Update", e.apply({
+                "Key": _interaction_key(interaction.interaction_id),
+                "UpdateExpression": e.sets({
+                    "status": serialize("in_progress"),
+                    "active_run_id": serialize(run_id),
+                    "updated_at": serialize(now),
+                }),
+                "ConditionExpression": "attribute_exists(pk) AND "
+                + e.eq("session_id", serialize(interaction.session_id))
+                + f" AND attribute_not_exists({e.name('active_run_id')})",
+            }))
+        else:
+            update = e.sets({"status": serialize(interaction.status), "updated_at": serialize(now)})
+            add(interaction_tag, "Update", e.apply({
+                "Key": _interaction_key(interaction.interaction_id),
+                "UpdateExpression": f"{update} REMOVE {e.name('active_run_id')}",
+                "ConditionExpression": e.eq("active_run_id", serialize(run_id)),
+            }))
+
+        e = _Expr()
+        run_item = _run_key(run_id) | _record_attrs(step.run) | _run_index(step.run) | {"entity": {"S": "run"}}
+        if step.run_op == "create":
+            add(("run", run_id), "Put", {"Item": run_item, "ConditionExpression": "attribute_not_exists(pk)"})
+        else:
+            add(("run", run_id), "Put", e.apply({
+                "Item": run_item, "ConditionExpression": e.eq("status", serialize("running"))
+            }))
+
+        for message in _messages_from(step, expected_seq if session_exists else 0):
+            item = {"pk": {"S": f"SESSION#{message.session_id}"}, "sk": {"S": _message_sk(message.seq)}}
+            add(("message", message.message_id), "Put", {
+                "Item": item | _record_attrs(message) | {"entity": {"S": "message"}},
+                "ConditionExpression": "attribute_not_exists(pk)",
+            })
+        return items, tags
+
+
+def _action_index(action: Action) -> dict[str, Any]:
+    return {
+        "gsi1pk": serialize(f"INTERACTION#{action.interaction_id}"),
+        "gsi1sk": serialize(_action_gsi1sk(action)),
+        "entity": serialize("action"),
+    }
+
+
+def _run_index(run: Run) -> dict[str, Any]:
+    return {
+        "gsi1pk": serialize(f"INTERACTION#{run.interaction_id}"),
+        "gsi1sk": serialize(f"RUN#{run.created_at}#{run.run_id}"),
+    }
+
+
+def _interaction_conflict(step: StepWrite, current: Interaction | None) -> StoreConflict:
+    if step.interaction_op == "create":
+        return RecordExists("the interaction already exists")
+    if current is None:
+        return InteractionMissing("the interaction does not exist")
+    if step.interaction_op == "acquire":
+        if current.session_id != step.interaction.session_id:
+            return InteractionInOtherSession(current.session_id)
+        return InteractionBusy(current.active_run_id or "")
+    return RunNotRunning("the interaction is no longer held by this run")
+
+
+def _messages_from(step: StepWrite, after_seq: int) -> list[Message]:
+    return [_message(step.session.session_id, d, after_seq + i) for i, d in enumerate(step.messages, start=1)]
+
+
+def _message(session_id: str, draft: MessageDraft, seq: int) -> Message:
+    return Message(
+        message_id=draft.message_id,
+        session_id=session_id,
+        interaction_id=draft.interaction_id,
+        run_id=draft.run_id,
+        seq=seq,
+        role=draft.role,
+        type=draft.type,
+        content=list(draft.content),
+        created_at=draft.created_at,
+        updated_at=draft.created_at,
+    )
+
+
+def ensure_table(client: DynamoDBClient, table_name: str) -> None:
+    """Create the table with its index and TTL unless it exists; wait until it is active."""
+    try:
+        client.describe_table(TableName=table_name)
+        return
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ResourceNotFoundException":
+            raise
+    try:
+        client.create_table(TableName=table_name, **TABLE_DEFINITION)
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ResourceInUseException":
+            raise
+    client.get_waiter("table_exists").wait(TableName=table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
+    try:
+        client.update_time_to_live(
+            TableName=table_name, TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE}
+        )
+    except ClientError as error:
+        # another process that created the table at the same moment enabled it first
+        if error.response["Error"]["Code"] != "ValidationException":
+            raise

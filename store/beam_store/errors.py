@@ -1,0 +1,56 @@
+"""Why a store refused a step. Raised before anything of the step is written."""
+
+from __future__ import annotations
+
+from .records import Action
+
+
+class StoreConflict(Exception):
+    """A condition of the step did not hold; nothing of the step was written."""
+
+
+class SessionMissing(StoreConflict):
+    pass
+
+
+class SessionOwnedByOther(StoreConflict):
+    def __init__(self, owner_user_id: str) -> None:
+        super().__init__("the session belongs to another user")
+        self.owner_user_id = owner_user_id
+
+
+class InteractionMissing(StoreConflict):
+    pass
+
+
+class InteractionInOtherSession(StoreConflict):
+    def __init__(self, session_id: str) -> None:
+        super().__init__("the interaction belongs to another session")
+        self.session_id = session_id
+
+
+class InteractionBusy(StoreConflict):
+    def __init__(self, active_run_id: str) -> None:
+        super().__init__("the interaction already has a run in progress")
+        self.active_run_id = active_run_id
+
+
+class RunNotRunning(StoreConflict):
+    """The run was closed by someone else (for example after its lease expired)."""
+
+
+class RecordExists(StoreConflict):
+    """A record that the step creates already exists."""
+
+
+class ActionConflict(StoreConflict):
+    """An action was not in the state the step required; `current` is what the store holds (or None)."""
+
+    def __init__(self, action_id: str, current: Action | None) -> None:
+        super().__init__(f"action {action_id} is not in the required state")
+        self.action_id = action_id
+        self.current = current
+
+
+class StoreBusy(Exception):
+    """The store kept refusing the step for contention and gave up after its bounded retries."""

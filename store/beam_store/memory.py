@@ -1,0 +1,203 @@
+"""The default store: records in process memory, every step applied under one lock."""
+
+from __future__ import annotations
+
+import threading
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from .errors import (
+    ActionConflict,
+    InteractionBusy,
+    InteractionInOtherSession,
+    InteractionMissing,
+    RecordExists,
+    RunNotRunning,
+    SessionMissing,
+    SessionOwnedByOther,
+)
+from .records import Action, Interaction, Message, Run, Session
+from .step import StepWrite
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _copy(record: M | None) -> M | None:
+    return None if record is None else record.model_copy(deep=True)
+
+
+def action_sort_key(action: Action) -> tuple[int, str, str]:
+    """Pending first, then oldest first (the order of the table's interaction index)."""
+    return (0 if action.status == "pending" else 1, action.created_at, action.action_id)
+
+
+class InMemoryStore:
+    """Thread-safe; a step's conditions are all checked before any of its writes is applied."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sessions: dict[str, Session] = {}
+        self._interactions: dict[str, Interaction] = {}
+        self._runs: dict[str, Run] = {}
+        self._actions: dict[str, Action] = {}
+        self._messages: dict[str, list[Message]] = {}
+
+    def get_session(self, session_id: str) -> Session | None:
+        with self._lock:
+            return _copy(self._sessions.get(session_id))
+
+    def get_interaction(self, interaction_id: str) -> Interaction | None:
+        with self._lock:
+            return _copy(self._interactions.get(interaction_id))
+
+    def get_run(self, run_id: str) -> Run | None:
+        with self._lock:
+            return _copy(self._runs.get(run_id))
+
+    def get_action(self, action_id: str) -> Action | None:
+        with self._lock:
+            return _copy(self._actions.get(action_id))
+
+    def list_messages(self, session_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Message]:
+        with self._lock:
+            found = [m.model_copy(deep=True) for m in self._messages.get(session_id, []) if m.seq > after_seq]
+        return found if limit is None else found[:limit]
+
+    def get_session_with_messages(self, session_id: str) -> tuple[Session | None, list[Message]]:
+        with self._lock:
+            session = _copy(self._sessions.get(session_id))
+            messages = [m.model_copy(deep=True) for m in self._messages.get(session_id, [])]
+        return session, messages
+
+    def list_runs(self, interaction_id: str) -> list[Run]:
+        with self._lock:
+            runs = [r.model_copy(deep=True) for r in self._runs.values() if r.interaction_id == interaction_id]
+        return sorted(runs, key=lambda r: (r.created_at, r.run_id))
+
+    def list_actions(self, interaction_id: str) -> list[Action]:
+        with self._lock:
+            found = [a.model_copy(deep=True) for a in self._actions.values() if a.interaction_id == interaction_id]
+        return sorted(found, key=action_sort_key)
+
+    def commit(self, step: StepWrite) -> list[Message]:
+        with self._lock:
+            self._check(step)
+            return self._apply(step)
+
+    def _check(self, step: StepWrite) -> None:
+        run_id = step.run.run_id
+        for wanted in step.resolve_actions:
+            current = self._actions.get(wanted.action_id)
+            if not (
+                current is not None
+                and current.status == "pending"
+                and current.interaction_id == wanted.interaction_id
+                and current.session_id == wanted.session_id
+            ):
+                raise ActionConflict(wanted.action_id, _copy(current))
+        for wanted in step.record_outcomes:
+            current = self._actions.get(wanted.action_id)
+            if not (
+                current is not None
+                and current.status == "resolved"
+                and current.resolved_run_id == run_id
+                and current.outcome is None
+            ):
+                raise ActionConflict(wanted.action_id, _copy(current))
+        for wanted in step.open_actions:
+            current = self._actions.get(wanted.action_id)
+            if current is not None and not (
+                current.status == "pending" and current.interaction_id == wanted.interaction_id
+            ):
+                raise ActionConflict(wanted.action_id, _copy(current))
+
+        session = self._sessions.get(step.session.session_id)
+        if session is None and step.session_op == "update":
+            raise SessionMissing("the session does not exist")
+        if session is not None and session.user_id != step.session.user_id:
+            raise SessionOwnedByOther(session.user_id)
+
+        interaction = self._interactions.get(step.interaction.interaction_id)
+        if step.interaction_op == "create":
+            if interaction is not None:
+                raise RecordExists("the interaction already exists")
+        elif interaction is None:
+            raise InteractionMissing("the interaction does not exist")
+        elif step.interaction_op == "acquire":
+            if interaction.session_id != step.interaction.session_id:
+                raise InteractionInOtherSession(interaction.session_id)
+            if interaction.active_run_id is not None:
+                raise InteractionBusy(interaction.active_run_id)
+        elif interaction.active_run_id != run_id:
+            raise RunNotRunning("the interaction is no longer held by this run")
+
+        run = self._runs.get(run_id)
+        if step.run_op == "create" and run is not None:
+            raise RecordExists("the run already exists")
+        if step.run_op == "close" and (run is None or run.status != "running"):
+            raise RunNotRunning("the run is not running")
+        for draft in step.messages:
+            if any(m.message_id == draft.message_id for m in self._messages.get(step.session.session_id, [])):
+                raise RecordExists("the message already exists")
+
+    def _apply(self, step: StepWrite) -> list[Message]:
+        now = step.run.updated_at
+        sid = step.session.session_id
+        current = self._sessions.get(sid)
+        last_seq = current.last_seq if current else 0
+        changes: dict[str, object] = {"updated_at": now, "last_seq": last_seq + len(step.messages)}
+        if step.touch_last_active:
+            changes["last_active_at"] = now
+        base = current if current is not None else step.session
+        self._sessions[sid] = base.model_copy(deep=True, update=changes)
+
+        interaction = step.interaction
+        if step.interaction_op == "create":
+            self._interactions[interaction.interaction_id] = interaction.model_copy(
+                deep=True, update={"status": "in_progress", "active_run_id": step.run.run_id}
+            )
+        else:
+            stored = self._interactions[interaction.interaction_id]
+            lock = step.run.run_id if step.interaction_op == "acquire" else None
+            status = "in_progress" if step.interaction_op == "acquire" else interaction.status
+            self._interactions[interaction.interaction_id] = stored.model_copy(
+                update={"status": status, "active_run_id": lock, "updated_at": now}
+            )
+
+        self._runs[step.run.run_id] = step.run.model_copy(deep=True)
+
+        for action in step.resolve_actions:
+            self._actions[action.action_id] = self._actions[action.action_id].model_copy(
+                deep=True,
+                update={
+                    "status": action.status,
+                    "response": action.response,
+                    "resolved_run_id": action.resolved_run_id,
+                    "updated_at": now,
+                },
+            )
+        for action in step.open_actions:
+            self._actions.setdefault(action.action_id, action.model_copy(deep=True))
+        for action in step.record_outcomes:
+            self._actions[action.action_id] = self._actions[action.action_id].model_copy(
+                deep=True, update={"outcome": action.outcome, "updated_at": now}
+            )
+
+        written = [
+            Message(
+                message_id=d.message_id,
+                session_id=sid,
+                interaction_id=d.interaction_id,
+                run_id=d.run_id,
+                seq=last_seq + i,
+                role=d.role,
+                type=d.type,
+                content=list(d.content),
+                created_at=d.created_at,
+                updated_at=d.created_at,
+            )
+            for i, d in enumerate(step.messages, start=1)
+        ]
+        self._messages.setdefault(sid, []).extend(m.model_copy(deep=True) for m in written)
+        return written

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from .records import Action, Interaction, Message, Run, Session
+from .step import StepWrite
+
+
+@runtime_checkable
+class BeamStore(Protocol):
+    """Where the execution records live. Every read is by id or by parent; every step is atomic."""
+
+    def get_session(self, session_id: str) -> Session | None: ...
+
+    def get_interaction(self, interaction_id: str) -> Interaction | None: ...
+
+    def get_run(self, run_id: str) -> Run | None: ...
+
+    def get_action(self, action_id: str) -> Action | None: ...
+
+    def list_messages(self, session_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Message]:
+        """The session's messages with seq > after_seq, in seq order."""
+        ...
+
+    def get_session_with_messages(self, session_id: str) -> tuple[Session | None, list[Message]]:
+        """The session and all its messages in one read."""
+        ...
+
+    def list_runs(self, interaction_id: str) -> list[Run]:
+        """The interaction's runs, oldest first."""
+        ...
+
+    def list_actions(self, interaction_id: str) -> list[Action]:
+        """The interaction's actions, pending first, then oldest first."""
+        ...
+
+    def commit(self, step: StepWrite) -> list[Message]:
+        """Write the whole step or nothing; returns the step's messages with their seq.
+
+        Raises a `StoreConflict` subclass when a condition fails (action conflicts first, in the order
+        given, then session, interaction, run), `StoreBusy` when contention outlasts the retries.
+        """
+        ...

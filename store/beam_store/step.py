@@ -1,0 +1,49 @@
+"""One pipeline step's writes, which a store commits all together or not at all."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .records import Action, ContentPart, Interaction, MessageRole, MessageType, Run, Session
+
+
+@dataclass(frozen=True)
+class MessageDraft:
+    """A message before the store gives it its `seq`."""
+
+    message_id: str
+    interaction_id: str
+    run_id: str
+    role: MessageRole
+    content: list[ContentPart]
+    created_at: str
+    type: MessageType = "message"
+
+
+@dataclass
+class StepWrite:
+    """Everything one step writes.
+
+    session_op: "create" puts a new session (it must not exist; if it appeared meanwhile and has the same
+    owner, the step goes on as "update"); "update" requires the same owner.
+    interaction_op: "create" puts the interaction locked to `run`; "acquire" requires it to exist in the
+    session with no run in progress, then locks it to `run`; "release" requires the lock to be `run`'s and
+    frees it, storing `interaction.status`.
+    run_op: "create" puts a new run; "close" requires it still `running`.
+    resolve_actions: each must still be pending, in `interaction` and `session`.
+    open_actions: new pending actions (one already pending in the same interaction is left as it is).
+    record_outcomes: each must be resolved by `run` and have no outcome yet.
+    """
+
+    session: Session
+    session_op: Literal["create", "update"]
+    interaction: Interaction
+    interaction_op: Literal["create", "acquire", "release"]
+    run: Run
+    run_op: Literal["create", "close"]
+    messages: list[MessageDraft] = field(default_factory=list)
+    resolve_actions: list[Action] = field(default_factory=list)
+    open_actions: list[Action] = field(default_factory=list)
+    record_outcomes: list[Action] = field(default_factory=list)
+    touch_last_active: bool = False
