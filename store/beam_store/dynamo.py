@@ -317,11 +317,11 @@ class DynamoBeamStore:
             raise RecordExists("the run already exists") if step.run_op == "create" else RunNotRunning(
                 "the run is not running"
             )
+        if session is not None:
+            return session  # the counter moved: messages put at stale seqs collide too, so all is retried
         if any(tag[0] == "message" for tag in failed):
             raise RecordExists("a message of the step already exists")
-        if session is None:
-            raise _Retry()
-        return session
+        raise _Retry()
 
     def _transaction(
         self, step: StepWrite, session_exists: bool, expected_seq: int

@@ -1,0 +1,260 @@
+"""One suite, the same tests, on every store: InMemoryStore, DynamoBeamStore on moto, on a real server."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from beam_store import (
+    ActionConflict,
+    ActionResponseRecord,
+    BeamStore,
+    InteractionBusy,
+    InteractionInOtherSession,
+    InteractionMissing,
+    RunNotRunning,
+    SessionMissing,
+    SessionOwnedByOther,
+    StepWrite,
+    ToolOutcome,
+    utc_now,
+)
+
+from tests.support import steps
+from tests.support.stores import snapshot
+
+
+def sid() -> str:
+    return str(uuid.uuid4())
+
+
+def interrupted_interaction(store: BeamStore, user: str = "u1"):  # type: ignore[no-untyped-def]
+    s = steps.session(sid(), user)
+    i = steps.interaction(s.session_id)
+    step, r = steps.begin(s, i)
+    store.commit(step)
+    action = steps.pending_action(i, r, user)
+    store.commit(steps.close(s, i, r, interrupted_with=[action]))
+    return s, i, action
+
+
+def resolve_step(store: BeamStore, s, i, action, status="resolved"):  # type: ignore[no-untyped-def]
+    r = steps.run(i)
+    resolved = action.model_copy(update={
+        "status": status, "resolved_run_id": r.run_id,
+        "response": ActionResponseRecord(status="submitted" if status == "resolved" else "cancelled",
+                                         request_id=sid(), who=s.user_id, when=utc_now()),
+    })
+    return StepWrite(session=s, session_op="update", interaction=i, interaction_op="acquire", run=r, run_op="create",
+                     messages=[steps.draft(i, r, "approved")], resolve_actions=[resolved]), r
+
+
+def test_getters_return_none_for_unknown_ids(store: BeamStore) -> None:
+    assert store.get_session(sid()) is None
+    assert store.get_interaction(sid()) is None
+    assert store.get_run(sid()) is None
+    assert store.get_action(sid()) is None
+    assert store.list_messages(sid()) == []
+    assert store.get_session_with_messages(sid()) == (None, [])
+
+
+def test_a_step_writes_every_record_and_numbers_messages(store: BeamStore) -> None:
+    s = steps.session(sid(), "user@example.com")
+    i = steps.interaction(s.session_id)
+    step, r = steps.begin(s, i, texts=("one", "two"))
+    written = store.commit(step)
+    assert [m.seq for m in written] == [1, 2]
+    stored = store.get_session(s.session_id)
+    assert stored is not None and stored.user_id == "user@example.com" and stored.profile_id == "p1"
+    assert stored.last_seq == 2
+    inter = store.get_interaction(i.interaction_id)
+    assert inter is not None and inter.active_run_id == r.run_id and inter.status == "in_progress"
+    run = store.get_run(r.run_id)
+    assert run is not None and run.status == "running"
+    assert [(m.seq, m.content[0].text) for m in store.list_messages(s.session_id)] == [(1, "one"), (2, "two")]  # type: ignore[union-attr]
+
+    store.commit(steps.close(s, i, r, texts=("three",)))
+    closed = store.get_run(r.run_id)
+    assert closed is not None and closed.status == "completed" and closed.ended_at is not None
+    inter = store.get_interaction(i.interaction_id)
+    assert inter is not None and inter.active_run_id is None and inter.status == "completed"
+    session, messages = store.get_session_with_messages(s.session_id)
+    assert session is not None and session.last_active_at is not None and session.last_seq == 3
+    assert [m.seq for m in messages] == [1, 2, 3]
+    assert [m.seq for m in store.list_messages(s.session_id, after_seq=1)] == [2, 3]
+    assert [m.seq for m in store.list_messages(s.session_id, after_seq=1, limit=1)] == [2]
+    assert [r.run_id for r in store.list_runs(i.interaction_id)] == [r.run_id]
+
+
+def test_values_round_trip_exactly(store: BeamStore) -> None:
+    s, i, action = interrupted_interaction(store)
+    args = {"ref": "x", "n": 3, "ratio": 0.1, "flag": True, "none": None, "nested": {"list": [1, 2.5, "z"]}}
+    r = steps.run(i)
+    a = steps.pending_action(i, r, args=args)
+    step = steps.close(s, i, r)
+    step.open_actions = [a]
+    store.commit(StepWrite(session=s, session_op="update", interaction=i, interaction_op="acquire", run=r,
+                           run_op="create", resolve_actions=[]))
+    store.commit(step)
+    got = store.get_action(a.action_id)
+    assert got is not None and got.args == args
+    assert isinstance(got.args["ratio"], float) and isinstance(got.args["n"], int)
+
+
+def test_a_new_session_of_another_owner_is_refused_and_nothing_written(store: BeamStore) -> None:
+    s = steps.session(sid(), "alice")
+    store.commit(steps.begin(s, steps.interaction(s.session_id))[0])
+    before = snapshot(store)
+    intruder = s.model_copy(update={"user_id": "mallory"})
+    for create in (True, False):
+        step, _ = steps.begin(intruder, steps.interaction(s.session_id), create_session=create)
+        with pytest.raises(SessionOwnedByOther):
+            store.commit(step)
+    assert snapshot(store) == before
+
+
+def test_updating_a_missing_session_is_refused(store: BeamStore) -> None:
+    s = steps.session(sid())
+    step, _ = steps.begin(s, steps.interaction(s.session_id), create_session=False)
+    with pytest.raises(SessionMissing):
+        store.commit(step)
+    assert store.get_session(s.session_id) is None
+
+
+def test_a_create_that_finds_the_session_created_meanwhile_goes_on(store: BeamStore) -> None:
+    s = steps.session(sid())
+    store.commit(steps.begin(s, steps.interaction(s.session_id))[0])
+    written = store.commit(steps.begin(s, steps.interaction(s.session_id))[0])
+    assert [m.seq for m in written] == [2]
+
+
+def test_one_run_at_a_time_per_interaction(store: BeamStore) -> None:
+    s = steps.session(sid())
+    i = steps.interaction(s.session_id)
+    store.commit(steps.begin(s, i)[0])
+    before = snapshot(store)
+    step, _ = steps.begin(s, i, create_session=False, create_interaction=False)
+    with pytest.raises(InteractionBusy):
+        store.commit(step)
+    assert snapshot(store) == before
+
+
+def test_acquiring_a_missing_or_foreign_interaction_is_refused(store: BeamStore) -> None:
+    s = steps.session(sid())
+    i = steps.interaction(s.session_id)
+    store.commit(steps.begin(s, i)[0])
+    other = steps.session(sid())
+    store.commit(steps.begin(other, steps.interaction(other.session_id))[0])
+    before = snapshot(store)
+    with pytest.raises(InteractionMissing):
+        store.commit(steps.begin(s, steps.interaction(s.session_id), create_session=False,
+                                 create_interaction=False)[0])
+    with pytest.raises(InteractionInOtherSession):
+        store.commit(steps.begin(other, steps.interaction(other.session_id, i.interaction_id),
+                                 create_session=False, create_interaction=False)[0])
+    assert snapshot(store) == before
+
+
+def test_resolution_is_conditional_on_pending_interaction_and_session(store: BeamStore) -> None:
+    s, i, action = interrupted_interaction(store)
+    assert [a.action_id for a in store.list_actions(i.interaction_id)] == [action.action_id]
+    step, r = resolve_step(store, s, i, action)
+    store.commit(step)
+    got = store.get_action(action.action_id)
+    assert got is not None and got.status == "resolved" and got.resolved_run_id == r.run_id
+    assert got.response is not None and got.response.who == "u1"
+
+    before = snapshot(store)
+    again, _ = resolve_step(store, s, i, action)
+    with pytest.raises(ActionConflict) as refused:
+        store.commit(again)
+    assert refused.value.current is not None and refused.value.current.status == "resolved"
+    assert snapshot(store) == before
+
+
+def test_a_resolution_for_another_interaction_or_session_reports_the_stored_action(store: BeamStore) -> None:
+    s, i, action = interrupted_interaction(store)
+    s2, i2, _ = interrupted_interaction(store)
+    before = snapshot(store)
+    for wrong in (action.model_copy(update={"interaction_id": i2.interaction_id}),
+                  action.model_copy(update={"session_id": s2.session_id})):
+        step, _ = resolve_step(store, s2, i2, wrong)
+        with pytest.raises(ActionConflict) as refused:
+            store.commit(step)
+        assert refused.value.current is not None
+        assert refused.value.current.interaction_id == i.interaction_id
+        assert refused.value.current.session_id == s.session_id
+    missing = action.model_copy(update={"action_id": sid()})
+    step, _ = resolve_step(store, s, i, missing)
+    with pytest.raises(ActionConflict) as refused:
+        store.commit(step)
+    assert refused.value.current is None
+    assert snapshot(store) == before
+
+
+def test_action_conflict_wins_over_a_busy_interaction(store: BeamStore) -> None:
+    s, i, action = interrupted_interaction(store)
+    step, _ = resolve_step(store, s, i, action)
+    store.commit(step)  # the interaction is now held by the winner's run
+    again, _ = resolve_step(store, s, i, action)
+    with pytest.raises(ActionConflict):
+        store.commit(again)
+
+
+def test_outcome_is_recorded_once_by_the_resolving_run(store: BeamStore) -> None:
+    s, i, action = interrupted_interaction(store)
+    step, r = resolve_step(store, s, i, action)
+    store.commit(step)
+    stored = store.get_action(action.action_id)
+    assert stored is not None
+    with_outcome = stored.model_copy(update={"outcome": ToolOutcome(status="ok", output={"pushed": True})})
+    finish = steps.close(s, i, r)
+    finish.record_outcomes = [with_outcome]
+    store.commit(finish)
+    got = store.get_action(action.action_id)
+    assert got is not None and got.outcome is not None and got.outcome.output == {"pushed": True}
+
+    other_run = steps.run(i)
+    store.commit(StepWrite(session=s, session_op="update", interaction=i, interaction_op="acquire",
+                           run=other_run, run_op="create"))
+    before = snapshot(store)
+    second = steps.close(s, i, other_run)
+    second.record_outcomes = [with_outcome]
+    with pytest.raises(ActionConflict):
+        store.commit(second)
+    assert snapshot(store) == before
+
+
+def test_closing_a_run_twice_is_refused(store: BeamStore) -> None:
+    s = steps.session(sid())
+    i = steps.interaction(s.session_id)
+    step, r = steps.begin(s, i)
+    store.commit(step)
+    store.commit(steps.close(s, i, r))
+    before = snapshot(store)
+    with pytest.raises(RunNotRunning):
+        store.commit(steps.close(s, i, r))
+    assert snapshot(store) == before
+
+
+def test_reopening_a_pending_action_keeps_it(store: BeamStore) -> None:
+    s, i, action = interrupted_interaction(store)
+    original = store.get_action(action.action_id)
+    r = steps.run(i)
+    store.commit(StepWrite(session=s, session_op="update", interaction=i, interaction_op="acquire", run=r,
+                           run_op="create"))
+    store.commit(steps.close(s, i, r, interrupted_with=[action.model_copy(update={"run_id": r.run_id})]))
+    assert store.get_action(action.action_id) == original
+
+
+def test_actions_list_pending_first(store: BeamStore) -> None:
+    s, i, first = interrupted_interaction(store)
+    r = steps.run(i)
+    store.commit(StepWrite(session=s, session_op="update", interaction=i, interaction_op="acquire", run=r,
+                           run_op="create"))
+    second = steps.pending_action(i, r)
+    store.commit(steps.close(s, i, r, interrupted_with=[second]))
+    assert [a.action_id for a in store.list_actions(i.interaction_id)] == [first.action_id, second.action_id]
+    step, _ = resolve_step(store, s, i, first)
+    store.commit(step)
+    assert [a.action_id for a in store.list_actions(i.interaction_id)] == [second.action_id, first.action_id]

@@ -1,0 +1,67 @@
+"""Each store the contract suite runs on, and a snapshot of everything a store holds."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import boto3
+from beam_store import DynamoBeamStore, InMemoryStore
+from beam_store.dynamo import deserialize_item
+from botocore.config import Config
+from moto import mock_aws
+from moto.core.botocore_stubber import BotocoreStubber
+
+REGION = "us-east-1"
+_moto_lock = threading.RLock()
+
+
+@contextmanager
+def serialized_moto() -> Iterator[None]:
+    """moto's in-process backend is not thread-safe (a failed transaction restores a copy of the
+    whole table): serve one request at a time, as the embedded server does."""
+    original = BotocoreStubber.process_request
+
+    def locked(self: BotocoreStubber, request: Any) -> Any:
+        with _moto_lock:
+            return original(self, request)
+
+    BotocoreStubber.process_request = locked  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        BotocoreStubber.process_request = original  # type: ignore[method-assign]
+
+
+def dynamodb_client(endpoint_url: str | None = None) -> Any:
+    config = Config(retries={"max_attempts": 3, "mode": "standard"}, max_pool_connections=32)
+    return boto3.client("dynamodb", region_name=REGION, endpoint_url=endpoint_url, config=config)
+
+
+@contextmanager
+def moto_store() -> Iterator[DynamoBeamStore]:
+    with mock_aws(), serialized_moto():
+        yield DynamoBeamStore.connect(f"riverbeam-{uuid.uuid4().hex[:8]}", client=dynamodb_client())
+
+
+def server_store(endpoint_url: str) -> DynamoBeamStore:
+    return DynamoBeamStore.connect(f"riverbeam-{uuid.uuid4().hex[:8]}", client=dynamodb_client(endpoint_url))
+
+
+def snapshot(store: Any) -> Any:
+    """Everything the store holds, to show that a refused request wrote nothing."""
+    if isinstance(store, InMemoryStore):
+        with store._lock:
+            parts = (store._sessions, store._interactions, store._runs, store._actions, store._messages)
+            return repr([sorted((k, repr(v)) for k, v in part.items()) for part in parts])
+    items, start = [], None
+    while True:
+        page = store.client.scan(TableName=store.table_name, ConsistentRead=True,
+                                 **({"ExclusiveStartKey": start} if start else {}))
+        items.extend(deserialize_item(i) for i in page["Items"])
+        start = page.get("LastEvaluatedKey")
+        if not start:
+            return sorted(items, key=lambda i: (i["pk"], i["sk"]))
