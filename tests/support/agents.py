@@ -37,10 +37,11 @@ def answer_refusal(conversation: Sequence[NewMessage]) -> ModelTurn:
 
 def author_beam(store: BeamStore, counter: PushCounter | None = None) -> tuple[RiverBeam, PushCounter]:
     counter = counter or PushCounter()
+    # turn N answers the conversation's Nth ai turn: the pair repeats for later interactions of a session
     model = ScriptedModel([
         ModelTurn(text="I will push.", tool_calls=[ToolCall(name="git_push", args={"ref": "docs/update"})]),
         answer_refusal,
-    ])
+    ] * 5)
     beam = RiverBeam(store)
     beam.register_agent("author", ToolAgentRunner(model=model, tools=[counter.tool()]))
     return beam, counter

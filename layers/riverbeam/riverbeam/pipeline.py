@@ -339,7 +339,7 @@ class RiverBeam:
     # the agent, then the step's closing write
 
     def _run_step(self, step: _Step, on_frame: FrameSink | None) -> AgentResult:
-        sinks = ([on_frame] if on_frame else []) + self._frame_sinks
+        sinks = ([on_frame] if on_frame is not None else []) + self._frame_sinks
         emitter = _FrameEmitter(step.run, sinks)
         emitter.emit(RunStartedFrame(agent_name=step.run.agent_name, kind=step.kind))
         actions = [ResolvedAction(action_id=a.action_id, status=step.responses[a.action_id].status, tool=a.tool,
