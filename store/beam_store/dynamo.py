@@ -67,8 +67,10 @@ TABLE_DEFINITION: dict[str, Any] = {
     "BillingMode": "PAY_PER_REQUEST",
 }
 
-MAX_ATTEMPTS = 100
-MAX_SECONDS = 20.0
+# bounds for a step that keeps losing to other writers of its session (optimistic seq allocation)
+MAX_ATTEMPTS = 400
+MAX_SECONDS = 30.0
+BACKOFF_CAP_SECONDS = 0.1
 _MAX_SEQ = 10**12 - 1
 
 _serializer = TypeSerializer()
@@ -284,7 +286,7 @@ class DynamoBeamStore:
                 if time.monotonic() - started > MAX_SECONDS:
                     break
                 # jitter spreads writers that lost to the same winner
-                time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
+                time.sleep(random.uniform(0, min(BACKOFF_CAP_SECONDS, 0.002 * 2 ** min(attempt, 8))))
                 continue
             return _messages_from(step, expected_seq if session_exists else 0)
         raise StoreBusy(f"the step was refused for contention {MAX_ATTEMPTS} times or for {MAX_SECONDS}s")

@@ -16,10 +16,72 @@ import sys
 from typing import Any
 
 
+def install_item_rollback() -> None:
+    """Make moto's failed transactions restore only the items they touched.
+
+    moto backs up every table of a transaction with a deep copy before it starts, so each transaction
+    costs time in proportion to the table (measured here: 20 approval loops took 6 s on a new table and
+    46 s once it held 500 items). Served one request at a time, keeping the touched items is equivalent.
+    """
+    import copy
+    import types
+
+    from moto.dynamodb import models
+    from moto.dynamodb.models.table import Table
+
+    backend = models.DynamoDBBackend
+    if getattr(backend.transact_write_items, "_item_rollback", False):
+        return
+    original = backend.transact_write_items
+    # the original's whole-table backup becomes a no-op; the items are restored below instead
+    models.copy = types.SimpleNamespace(  # type: ignore[assignment]
+        deepcopy=lambda value, *a: value if isinstance(value, Table) else copy.deepcopy(value, *a)
+    )
+
+    def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
+        touched = []
+        for entry in transact_items:
+            for op in entry.values():
+                if not isinstance(op, dict) or op.get("TableName") not in self.tables:
+                    continue
+                table = self.get_table(op["TableName"])
+                key = op.get("Key") or {
+                    attr: op["Item"][attr] for attr in (table.hash_key_attr, table.range_key_attr)
+                    if attr and attr in op.get("Item", {})
+                }
+                try:
+                    hash_key, range_key = self.get_keys_value(table, key)
+                except Exception:  # an invalid key: the original reports it
+                    continue
+                touched.append((table, hash_key, range_key, copy.deepcopy(table.get_item(hash_key, range_key))))
+        try:
+            original(self, transact_items)
+        except Exception:
+            for table, hash_key, range_key, item in reversed(touched):
+                _restore(table, hash_key, range_key, item)
+            raise
+
+    transact_write_items._item_rollback = True  # type: ignore[attr-defined]
+    backend.transact_write_items = transact_write_items  # type: ignore[method-assign]
+
+
+def _restore(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
+    if range_key is None:
+        if item is None:
+            table.items.pop(hash_key, None)
+        else:
+            table.items[hash_key] = item
+    elif item is None:
+        table.items[hash_key].pop(range_key, None)
+    else:
+        table.items[hash_key][range_key] = item
+
+
 def make_server(port: int = 0) -> Any:
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
     from werkzeug.serving import make_server as werkzeug_server
 
+    install_item_rollback()
     app = DomainDispatcherApplication(create_backend_app)
     return werkzeug_server("127.0.0.1", port, app, threaded=False)
 

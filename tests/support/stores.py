@@ -11,6 +11,7 @@ from typing import Any
 import boto3
 from beam_store import DynamoBeamStore, InMemoryStore
 from beam_store.dynamo import deserialize_item
+from beam_store.embedded import install_item_rollback
 from botocore.config import Config
 from moto import mock_aws
 from moto.core.botocore_stubber import BotocoreStubber
@@ -23,6 +24,7 @@ _moto_lock = threading.RLock()
 def serialized_moto() -> Iterator[None]:
     """moto's in-process backend is not thread-safe (a failed transaction restores a copy of the
     whole table): serve one request at a time, as the embedded server does."""
+    install_item_rollback()
     original = BotocoreStubber.process_request
 
     def locked(self: BotocoreStubber, request: Any) -> Any:

@@ -385,11 +385,11 @@ class RiverBeam:
     def _log_context(self, step: _Step) -> Iterator[None]:
         keys = {"session_id": step.session.session_id, "interaction_id": step.interaction.interaction_id,
                 "run_id": step.run.run_id}
-        logger.append_keys(**keys)
+        logger.thread_safe_append_keys(**keys)  # runs may share the process: keys per thread
         try:
             yield
         finally:
-            logger.remove_keys(list(keys))
+            logger.thread_safe_remove_keys(list(keys))
 
     def _close_step(self, step: _Step, result: AgentResult, failure: BeamError | None) -> None:
         now = utc_now()
