@@ -10,8 +10,12 @@ from tests.support.servers import embedded_dynamodb
 from tests.support.stores import moto_store, server_store
 
 # tests reach no AWS account: fake credentials, one region, no endpoint from the environment
-os.environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1",
-                  AWS_REGION="us-east-1")
+os.environ.update(
+    AWS_ACCESS_KEY_ID="testing",
+    AWS_SECRET_ACCESS_KEY="testing",
+    AWS_DEFAULT_REGION="us-east-1",
+    AWS_REGION="us-east-1",
+)
 for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
     os.environ.pop(name, None)
 

@@ -5,7 +5,8 @@ Items (pk / sk):
   SESSION#<id> / MSG#<seq:012d>    its messages, so one Query reads a session and its history
   INTERACTION#<id> / INTERACTION   the interaction, with `active_run_id` while a run holds it
   RUN#<id> / RUN                   a run;    gsi1: INTERACTION#<id> / RUN#<created_at>#<id>
-  ACTION#<id> / ACTION             an action; gsi1: INTERACTION#<id> / ACTION#<0 pending|1 done>#<created_at>#<id>
+  ACTION#<id> / ACTION             an action; gsi1: INTERACTION#<id> /
+                                   ACTION#<0 pending|1 done>#<created_at>#<id>
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ import json
 import random
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -218,7 +219,9 @@ class DynamoBeamStore:
                 return
             params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def list_messages(self, session_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Message]:
+    def list_messages(
+        self, session_id: str, *, after_seq: int = 0, limit: int | None = None
+    ) -> list[Message]:
         items = self._query(
             limit,
             KeyConditionExpression="pk = :pk AND sk BETWEEN :lo AND :hi",
@@ -257,7 +260,9 @@ class DynamoBeamStore:
         )
 
     def list_runs(self, interaction_id: str) -> list[Run]:
-        return [Run.model_validate(deserialize_item(i)) for i in self._query_interaction(interaction_id, "RUN#")]
+        return [
+            Run.model_validate(deserialize_item(i)) for i in self._query_interaction(interaction_id, "RUN#")
+        ]
 
     def list_actions(self, interaction_id: str) -> list[Action]:
         items = self._query_interaction(interaction_id, "ACTION#")
@@ -272,7 +277,9 @@ class DynamoBeamStore:
         for attempt in range(MAX_ATTEMPTS):
             items, tags = self._transaction(step, session_exists, expected_seq)
             try:
-                self.client.transact_write_items(TransactItems=items, ClientRequestToken=str(uuid.uuid4()))
+                self.client.transact_write_items(
+                    TransactItems=cast(Any, items), ClientRequestToken=str(uuid.uuid4())
+                )
             except ClientError as error:
                 if error.response["Error"]["Code"] != "TransactionCanceledException":
                     raise
@@ -291,7 +298,9 @@ class DynamoBeamStore:
             return _messages_from(step, expected_seq if session_exists else 0)
         raise StoreBusy(f"the step was refused for contention {MAX_ATTEMPTS} times or for {MAX_SECONDS}s")
 
-    def _raise_conflict(self, step: StepWrite, tags: list[Tag], reasons: list[dict[str, Any]]) -> Session | None:
+    def _raise_conflict(
+        self, step: StepWrite, tags: list[Tag], reasons: Sequence[Mapping[str, Any]]
+    ) -> Session | None:
         """Raise the conflict the reasons show, in priority order; else return the session to retry with."""
         failed: dict[Tag, Item | None] = {}
         for tag, reason in zip(tags, reasons, strict=False):
@@ -314,10 +323,14 @@ class DynamoBeamStore:
             if session.user_id != step.session.user_id:
                 raise SessionOwnedByOther(session.user_id)
         if ("interaction", step.interaction.interaction_id) in failed:
-            raise _interaction_conflict(step, _load(Interaction, failed["interaction", step.interaction.interaction_id]))
+            raise _interaction_conflict(
+                step, _load(Interaction, failed["interaction", step.interaction.interaction_id])
+            )
         if ("run", step.run.run_id) in failed:
-            raise RecordExists("the run already exists") if step.run_op == "create" else RunNotRunning(
-                "the run is not running"
+            raise (
+                RecordExists("the run already exists")
+                if step.run_op == "create"
+                else RunNotRunning("the run is not running")
             )
         if session is not None:
             return session  # the counter moved: messages put at stale seqs collide too, so all is retried
@@ -351,40 +364,64 @@ class DynamoBeamStore:
                 "updated_at": serialize(now),
                 "gsi1sk": serialize(_action_gsi1sk(action)),
             }
-            add(("resolve", action.action_id), "Update", e.apply({
-                "Key": _action_key(action.action_id),
-                "UpdateExpression": e.sets(update),
-                "ConditionExpression": "attribute_exists(pk) AND "
-                + " AND ".join([
-                    e.eq("status", serialize("pending")),
-                    e.eq("interaction_id", serialize(action.interaction_id)),
-                    e.eq("session_id", serialize(action.session_id)),
-                ]),
-            }))
+            add(
+                ("resolve", action.action_id),
+                "Update",
+                e.apply(
+                    {
+                        "Key": _action_key(action.action_id),
+                        "UpdateExpression": e.sets(update),
+                        "ConditionExpression": "attribute_exists(pk) AND "
+                        + " AND ".join(
+                            [
+                                e.eq("status", serialize("pending")),
+                                e.eq("interaction_id", serialize(action.interaction_id)),
+                                e.eq("session_id", serialize(action.session_id)),
+                            ]
+                        ),
+                    }
+                ),
+            )
         for action in step.record_outcomes:
             e = _Expr()
             outcome = action.outcome.model_dump(mode="json", exclude_none=True) if action.outcome else None
-            add(("outcome", action.action_id), "Update", e.apply({
-                "Key": _action_key(action.action_id),
-                "UpdateExpression": e.sets({"outcome": serialize(outcome), "updated_at": serialize(now)}),
-                "ConditionExpression": " AND ".join([
-                    e.eq("status", serialize("resolved")),
-                    e.eq("resolved_run_id", serialize(run_id)),
-                    f"attribute_not_exists({e.name('outcome')})",
-                ]),
-            }))
+            add(
+                ("outcome", action.action_id),
+                "Update",
+                e.apply(
+                    {
+                        "Key": _action_key(action.action_id),
+                        "UpdateExpression": e.sets(
+                            {"outcome": serialize(outcome), "updated_at": serialize(now)}
+                        ),
+                        "ConditionExpression": " AND ".join(
+                            [
+                                e.eq("status", serialize("resolved")),
+                                e.eq("resolved_run_id", serialize(run_id)),
+                                f"attribute_not_exists({e.name('outcome')})",
+                            ]
+                        ),
+                    }
+                ),
+            )
         for action in step.open_actions:
             e = _Expr()
             attrs = _record_attrs(action) | _action_index(action)
-            add(("open", action.action_id), "Update", e.apply({
-                "Key": _action_key(action.action_id),
-                "UpdateExpression": e.sets(attrs, keep_existing=True),
-                "ConditionExpression": "attribute_not_exists(pk) OR ("
-                + e.eq("status", serialize("pending"))
-                + " AND "
-                + e.eq("interaction_id", serialize(action.interaction_id))
-                + ")",
-            }))
+            add(
+                ("open", action.action_id),
+                "Update",
+                e.apply(
+                    {
+                        "Key": _action_key(action.action_id),
+                        "UpdateExpression": e.sets(attrs, keep_existing=True),
+                        "ConditionExpression": "attribute_not_exists(pk) OR ("
+                        + e.eq("status", serialize("pending"))
+                        + " AND "
+                        + e.eq("interaction_id", serialize(action.interaction_id))
+                        + ")",
+                    }
+                ),
+            )
 
         session_tag: Tag = ("session", step.session.session_id)
         count = len(step.messages)
@@ -392,10 +429,16 @@ class DynamoBeamStore:
             session = step.session.model_copy(update={"last_seq": count, "updated_at": now})
             if step.touch_last_active:
                 session = session.model_copy(update={"last_active_at": now})
-            add(session_tag, "Put", {
-                "Item": _session_key(session.session_id) | _record_attrs(session) | {"entity": {"S": "session"}},
-                "ConditionExpression": "attribute_not_exists(pk)",
-            })
+            add(
+                session_tag,
+                "Put",
+                {
+                    "Item": _session_key(session.session_id)
+                    | _record_attrs(session)
+                    | {"entity": {"S": "session"}},
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                },
+            )
         else:
             e = _Expr()
             changes = {"updated_at": serialize(now)}
@@ -405,57 +448,90 @@ class DynamoBeamStore:
             if count:
                 changes["last_seq"] = serialize(expected_seq + count)
                 conditions.append(e.eq("last_seq", serialize(expected_seq)))
-            add(session_tag, "Update", e.apply({
-                "Key": _session_key(step.session.session_id),
-                "UpdateExpression": e.sets(changes),
-                "ConditionExpression": " AND ".join(conditions),
-            }))
+            add(
+                session_tag,
+                "Update",
+                e.apply(
+                    {
+                        "Key": _session_key(step.session.session_id),
+                        "UpdateExpression": e.sets(changes),
+                        "ConditionExpression": " AND ".join(conditions),
+                    }
+                ),
+            )
 
         interaction = step.interaction
         interaction_tag: Tag = ("interaction", interaction.interaction_id)
         e = _Expr()
         if step.interaction_op == "create":
             created = interaction.model_copy(update={"status": "in_progress", "active_run_id": run_id})
-            add(interaction_tag, "Put", {
-                "Item": _interaction_key(interaction.interaction_id) | _record_attrs(created)
-                | {"entity": {"S": "interaction"}},
-                "ConditionExpression": "attribute_not_exists(pk)",
-            })
+            add(
+                interaction_tag,
+                "Put",
+                {
+                    "Item": _interaction_key(interaction.interaction_id)
+                    | _record_attrs(created)
+                    | {"entity": {"S": "interaction"}},
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                },
+            )
         elif step.interaction_op == "acquire":
-            add(interaction_tag, "Update", e.apply({
-                "Key": _interaction_key(interaction.interaction_id),
-                "UpdateExpression": e.sets({
-                    "status": serialize("in_progress"),
-                    "active_run_id": serialize(run_id),
-                    "updated_at": serialize(now),
-                }),
-                "ConditionExpression": "attribute_exists(pk) AND "
-                + e.eq("session_id", serialize(interaction.session_id))
-                + f" AND attribute_not_exists({e.name('active_run_id')})",
-            }))
+            add(
+                interaction_tag,
+                "Update",
+                e.apply(
+                    {
+                        "Key": _interaction_key(interaction.interaction_id),
+                        "UpdateExpression": e.sets(
+                            {
+                                "status": serialize("in_progress"),
+                                "active_run_id": serialize(run_id),
+                                "updated_at": serialize(now),
+                            }
+                        ),
+                        "ConditionExpression": "attribute_exists(pk) AND "
+                        + e.eq("session_id", serialize(interaction.session_id))
+                        + f" AND attribute_not_exists({e.name('active_run_id')})",
+                    }
+                ),
+            )
         else:
-            update = e.sets({"status": serialize(interaction.status), "updated_at": serialize(now)})
-            add(interaction_tag, "Update", e.apply({
-                "Key": _interaction_key(interaction.interaction_id),
-                "UpdateExpression": f"{update} REMOVE {e.name('active_run_id')}",
-                "ConditionExpression": e.eq("active_run_id", serialize(run_id)),
-            }))
+            release = e.sets({"status": serialize(interaction.status), "updated_at": serialize(now)})
+            add(
+                interaction_tag,
+                "Update",
+                e.apply(
+                    {
+                        "Key": _interaction_key(interaction.interaction_id),
+                        "UpdateExpression": f"{release} REMOVE {e.name('active_run_id')}",
+                        "ConditionExpression": e.eq("active_run_id", serialize(run_id)),
+                    }
+                ),
+            )
 
         e = _Expr()
-        run_item = _run_key(run_id) | _record_attrs(step.run) | _run_index(step.run) | {"entity": {"S": "run"}}
+        run_item = (
+            _run_key(run_id) | _record_attrs(step.run) | _run_index(step.run) | {"entity": {"S": "run"}}
+        )
         if step.run_op == "create":
             add(("run", run_id), "Put", {"Item": run_item, "ConditionExpression": "attribute_not_exists(pk)"})
         else:
-            add(("run", run_id), "Put", e.apply({
-                "Item": run_item, "ConditionExpression": e.eq("status", serialize("running"))
-            }))
+            add(
+                ("run", run_id),
+                "Put",
+                e.apply({"Item": run_item, "ConditionExpression": e.eq("status", serialize("running"))}),
+            )
 
         for message in _messages_from(step, expected_seq if session_exists else 0):
             item = {"pk": {"S": f"SESSION#{message.session_id}"}, "sk": {"S": _message_sk(message.seq)}}
-            add(("message", message.message_id), "Put", {
-                "Item": item | _record_attrs(message) | {"entity": {"S": "message"}},
-                "ConditionExpression": "attribute_not_exists(pk)",
-            })
+            add(
+                ("message", message.message_id),
+                "Put",
+                {
+                    "Item": item | _record_attrs(message) | {"entity": {"S": "message"}},
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                },
+            )
         return items, tags
 
 

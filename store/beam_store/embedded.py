@@ -34,7 +34,7 @@ def install_item_rollback() -> None:
         return
     original = backend.transact_write_items
     # the original's whole-table backup becomes a no-op; the items are restored below instead
-    models.copy = types.SimpleNamespace(  # type: ignore[assignment]
+    models.copy = types.SimpleNamespace(  # type: ignore[attr-defined,assignment]
         deepcopy=lambda value, *a: value if isinstance(value, Table) else copy.deepcopy(value, *a)
     )
 
@@ -46,14 +46,17 @@ def install_item_rollback() -> None:
                     continue
                 table = self.get_table(op["TableName"])
                 key = op.get("Key") or {
-                    attr: op["Item"][attr] for attr in (table.hash_key_attr, table.range_key_attr)
+                    attr: op["Item"][attr]
+                    for attr in (table.hash_key_attr, table.range_key_attr)
                     if attr and attr in op.get("Item", {})
                 }
                 try:
                     hash_key, range_key = self.get_keys_value(table, key)
                 except Exception:  # an invalid key: the original reports it
                     continue
-                touched.append((table, hash_key, range_key, copy.deepcopy(table.get_item(hash_key, range_key))))
+                touched.append(
+                    (table, hash_key, range_key, copy.deepcopy(table.get_item(hash_key, range_key)))
+                )
         try:
             original(self, transact_items)
         except Exception:

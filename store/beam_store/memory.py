@@ -59,7 +59,9 @@ class InMemoryStore:
         with self._lock:
             return _copy(self._actions.get(action_id))
 
-    def list_messages(self, session_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Message]:
+    def list_messages(
+        self, session_id: str, *, after_seq: int = 0, limit: int | None = None
+    ) -> list[Message]:
         with self._lock:
             found = [m.model_copy(deep=True) for m in self._messages.get(session_id, []) if m.seq > after_seq]
         return found if limit is None else found[:limit]
@@ -72,12 +74,16 @@ class InMemoryStore:
 
     def list_runs(self, interaction_id: str) -> list[Run]:
         with self._lock:
-            runs = [r.model_copy(deep=True) for r in self._runs.values() if r.interaction_id == interaction_id]
+            runs = [
+                r.model_copy(deep=True) for r in self._runs.values() if r.interaction_id == interaction_id
+            ]
         return sorted(runs, key=lambda r: (r.created_at, r.run_id))
 
     def list_actions(self, interaction_id: str) -> list[Action]:
         with self._lock:
-            found = [a.model_copy(deep=True) for a in self._actions.values() if a.interaction_id == interaction_id]
+            found = [
+                a.model_copy(deep=True) for a in self._actions.values() if a.interaction_id == interaction_id
+            ]
         return sorted(found, key=action_sort_key)
 
     def commit(self, step: StepWrite) -> list[Message]:

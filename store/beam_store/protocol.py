@@ -18,7 +18,9 @@ class BeamStore(Protocol):
 
     def get_action(self, action_id: str) -> Action | None: ...
 
-    def list_messages(self, session_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Message]:
+    def list_messages(
+        self, session_id: str, *, after_seq: int = 0, limit: int | None = None
+    ) -> list[Message]:
         """The session's messages with seq > after_seq, in seq order."""
         ...
 

@@ -40,13 +40,28 @@ def interrupted_interaction(store: BeamStore, user: str = "u1"):  # type: ignore
 
 def resolve_step(store: BeamStore, s, i, action, status="resolved"):  # type: ignore[no-untyped-def]
     r = steps.run(i)
-    resolved = action.model_copy(update={
-        "status": status, "resolved_run_id": r.run_id,
-        "response": ActionResponseRecord(status="submitted" if status == "resolved" else "cancelled",
-                                         request_id=sid(), who=s.user_id, when=utc_now()),
-    })
-    return StepWrite(session=s, session_op="update", interaction=i, interaction_op="acquire", run=r, run_op="create",
-                     messages=[steps.draft(i, r, "approved")], resolve_actions=[resolved]), r
+    resolved = action.model_copy(
+        update={
+            "status": status,
+            "resolved_run_id": r.run_id,
+            "response": ActionResponseRecord(
+                status="submitted" if status == "resolved" else "cancelled",
+                request_id=sid(),
+                who=s.user_id,
+                when=utc_now(),
+            ),
+        }
+    )
+    return StepWrite(
+        session=s,
+        session_op="update",
+        interaction=i,
+        interaction_op="acquire",
+        run=r,
+        run_op="create",
+        messages=[steps.draft(i, r, "approved")],
+        resolve_actions=[resolved],
+    ), r
 
 
 def test_getters_return_none_for_unknown_ids(store: BeamStore) -> None:
@@ -87,14 +102,23 @@ def test_a_step_writes_every_record_and_numbers_messages(store: BeamStore) -> No
 
 
 def test_values_round_trip_exactly(store: BeamStore) -> None:
-    s, i, action = interrupted_interaction(store)
+    s, i, _ = interrupted_interaction(store)
     args = {"ref": "x", "n": 3, "ratio": 0.1, "flag": True, "none": None, "nested": {"list": [1, 2.5, "z"]}}
     r = steps.run(i)
     a = steps.pending_action(i, r, args=args)
     step = steps.close(s, i, r)
     step.open_actions = [a]
-    store.commit(StepWrite(session=s, session_op="update", interaction=i, interaction_op="acquire", run=r,
-                           run_op="create", resolve_actions=[]))
+    store.commit(
+        StepWrite(
+            session=s,
+            session_op="update",
+            interaction=i,
+            interaction_op="acquire",
+            run=r,
+            run_op="create",
+            resolve_actions=[],
+        )
+    )
     store.commit(step)
     got = store.get_action(a.action_id)
     assert got is not None and got.args == args
@@ -147,11 +171,18 @@ def test_acquiring_a_missing_or_foreign_interaction_is_refused(store: BeamStore)
     store.commit(steps.begin(other, steps.interaction(other.session_id))[0])
     before = snapshot(store)
     with pytest.raises(InteractionMissing):
-        store.commit(steps.begin(s, steps.interaction(s.session_id), create_session=False,
-                                 create_interaction=False)[0])
+        store.commit(
+            steps.begin(s, steps.interaction(s.session_id), create_session=False, create_interaction=False)[0]
+        )
     with pytest.raises(InteractionInOtherSession):
-        store.commit(steps.begin(other, steps.interaction(other.session_id, i.interaction_id),
-                                 create_session=False, create_interaction=False)[0])
+        store.commit(
+            steps.begin(
+                other,
+                steps.interaction(other.session_id, i.interaction_id),
+                create_session=False,
+                create_interaction=False,
+            )[0]
+        )
     assert snapshot(store) == before
 
 
@@ -176,8 +207,10 @@ def test_a_resolution_for_another_interaction_or_session_reports_the_stored_acti
     s, i, action = interrupted_interaction(store)
     s2, i2, _ = interrupted_interaction(store)
     before = snapshot(store)
-    for wrong in (action.model_copy(update={"interaction_id": i2.interaction_id}),
-                  action.model_copy(update={"session_id": s2.session_id})):
+    for wrong in (
+        action.model_copy(update={"interaction_id": i2.interaction_id}),
+        action.model_copy(update={"session_id": s2.session_id}),
+    ):
         step, _ = resolve_step(store, s2, i2, wrong)
         with pytest.raises(ActionConflict) as refused:
             store.commit(step)
@@ -215,8 +248,16 @@ def test_outcome_is_recorded_once_by_the_resolving_run(store: BeamStore) -> None
     assert got is not None and got.outcome is not None and got.outcome.output == {"pushed": True}
 
     other_run = steps.run(i)
-    store.commit(StepWrite(session=s, session_op="update", interaction=i, interaction_op="acquire",
-                           run=other_run, run_op="create"))
+    store.commit(
+        StepWrite(
+            session=s,
+            session_op="update",
+            interaction=i,
+            interaction_op="acquire",
+            run=other_run,
+            run_op="create",
+        )
+    )
     before = snapshot(store)
     second = steps.close(s, i, other_run)
     second.record_outcomes = [with_outcome]
@@ -241,8 +282,11 @@ def test_reopening_a_pending_action_keeps_it(store: BeamStore) -> None:
     s, i, action = interrupted_interaction(store)
     original = store.get_action(action.action_id)
     r = steps.run(i)
-    store.commit(StepWrite(session=s, session_op="update", interaction=i, interaction_op="acquire", run=r,
-                           run_op="create"))
+    store.commit(
+        StepWrite(
+            session=s, session_op="update", interaction=i, interaction_op="acquire", run=r, run_op="create"
+        )
+    )
     store.commit(steps.close(s, i, r, interrupted_with=[action.model_copy(update={"run_id": r.run_id})]))
     assert store.get_action(action.action_id) == original
 
@@ -250,8 +294,11 @@ def test_reopening_a_pending_action_keeps_it(store: BeamStore) -> None:
 def test_actions_list_pending_first(store: BeamStore) -> None:
     s, i, first = interrupted_interaction(store)
     r = steps.run(i)
-    store.commit(StepWrite(session=s, session_op="update", interaction=i, interaction_op="acquire", run=r,
-                           run_op="create"))
+    store.commit(
+        StepWrite(
+            session=s, session_op="update", interaction=i, interaction_op="acquire", run=r, run_op="create"
+        )
+    )
     second = steps.pending_action(i, r)
     store.commit(steps.close(s, i, r, interrupted_with=[second]))
     assert [a.action_id for a in store.list_actions(i.interaction_id)] == [first.action_id, second.action_id]

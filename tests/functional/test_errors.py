@@ -35,17 +35,26 @@ def interrupted(beam: RiverBeam, session_id: str | None = None, user: str = "u1"
     return result
 
 
-@pytest.mark.parametrize("body, field", [
-    ("{not json", None),
-    ("[1, 2]", None),
-    ({"agent_name": "author", "content": [{"type": "text", "text": "x"}], "auth_context": {"user_id": "u"}},
-     "session_id"),
-    (invoke_body(session_id="not-a-uuid"), "session_id"),
-    (invoke_body(content=[]), "content"),
-    (invoke_body(content=[{"type": "image", "url": "x"}]), "content.0"),
-    (invoke_body(auth_context={}), "auth_context.user_id"),
-    (invoke_body(colour="blue"), "colour"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ("{not json", None),
+        ("[1, 2]", None),
+        (
+            {
+                "agent_name": "author",
+                "content": [{"type": "text", "text": "x"}],
+                "auth_context": {"user_id": "u"},
+            },
+            "session_id",
+        ),
+        (invoke_body(session_id="not-a-uuid"), "session_id"),
+        (invoke_body(content=[]), "content"),
+        (invoke_body(content=[{"type": "image", "url": "x"}]), "content.0"),
+        (invoke_body(auth_context={}), "auth_context.user_id"),
+        (invoke_body(colour="blue"), "colour"),
+    ],
+)
 def test_invoke_bad_body_is_bem001_naming_the_field(beam: RiverBeam, body: Any, field: str | None) -> None:
     error = refused(beam, lambda: beam.invoke(body), "BEM-001", 400)
     if field:
@@ -156,12 +165,17 @@ def test_resolved_action_is_bem066(beam: RiverBeam) -> None:
     refused(beam, lambda: beam.resume(resume_body(first, status="cancelled")), "BEM-066", 400)
 
 
-@pytest.mark.parametrize("payload", [
-    {"tool": "rm_rf", "args": {"ref": "docs/update"}},
-    {"tool": "git_push", "args": {"ref": "main"}},
-    {"tool": "git_push", "args": {"ref": "docs/update", "force": True}},
-])
-def test_payload_that_differs_from_the_stored_action_is_bem067(beam: RiverBeam, payload: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"tool": "rm_rf", "args": {"ref": "docs/update"}},
+        {"tool": "git_push", "args": {"ref": "main"}},
+        {"tool": "git_push", "args": {"ref": "docs/update", "force": True}},
+    ],
+)
+def test_payload_that_differs_from_the_stored_action_is_bem067(
+    beam: RiverBeam, payload: dict[str, Any]
+) -> None:
     first = interrupted(beam)
     body = resume_body(first)
     body["actions"][0]["payload"] = payload
@@ -170,21 +184,25 @@ def test_payload_that_differs_from_the_stored_action_is_bem067(beam: RiverBeam, 
 
 def test_resume_naming_another_agent_is_bem068(beam: RiverBeam) -> None:
     counter = PushCounter()
-    beam.register_agent("other", ToolAgentRunner(model=ScriptedModel([ModelTurn(text="hi")]),
-                                                 tools=[counter.tool()]))
+    beam.register_agent(
+        "other", ToolAgentRunner(model=ScriptedModel([ModelTurn(text="hi")]), tools=[counter.tool()])
+    )
     first = interrupted(beam)
     body = resume_body(first) | {"agent_name": "other"}
     refused(beam, lambda: beam.resume(body), "BEM-068", 400)
     assert counter.pushed == []
 
 
-@pytest.mark.parametrize("mutate", [
-    lambda b: b.update(actions=[]),
-    lambda b: b["actions"][0].update(status="approved"),
-    lambda b: b["actions"][0].update(request_id="nope"),
-    lambda b: b.update(actions=b["actions"] * 2),
-    lambda b: b.pop("auth_context"),
-])
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda b: b.update(actions=[]),
+        lambda b: b["actions"][0].update(status="approved"),
+        lambda b: b["actions"][0].update(request_id="nope"),
+        lambda b: b.update(actions=b["actions"] * 2),
+        lambda b: b.pop("auth_context"),
+    ],
+)
 def test_resume_bad_body_is_bem001(beam: RiverBeam, mutate: Callable[[dict[str, Any]], Any]) -> None:
     first = interrupted(beam)
     body = resume_body(first)
@@ -194,8 +212,16 @@ def test_resume_bad_body_is_bem001(beam: RiverBeam, mutate: Callable[[dict[str, 
 
 def test_a_refused_resume_resolves_none_of_its_actions(store: BeamStore) -> None:
     counter = PushCounter()
-    model = ScriptedModel([ModelTurn(tool_calls=[ToolCall(name="git_push", args={"ref": "a"}),
-                                                 ToolCall(name="git_push", args={"ref": "b"})])])
+    model = ScriptedModel(
+        [
+            ModelTurn(
+                tool_calls=[
+                    ToolCall(name="git_push", args={"ref": "a"}),
+                    ToolCall(name="git_push", args={"ref": "b"}),
+                ]
+            )
+        ]
+    )
     beam = RiverBeam(store)
     beam.register_agent("author", ToolAgentRunner(model=model, tools=[counter.tool()]))
     first = interrupted(beam)
@@ -203,8 +229,16 @@ def test_a_refused_resume_resolves_none_of_its_actions(store: BeamStore) -> None
     good, bad = first.action_required
     body = resume_body(first)
     body["actions"] = [
-        {"action_id": good.action_id, "status": "submitted", "payload": {"tool": "git_push", "args": good.args}},
-        {"action_id": bad.action_id, "status": "submitted", "payload": {"tool": "git_push", "args": {"ref": "z"}}},
+        {
+            "action_id": good.action_id,
+            "status": "submitted",
+            "payload": {"tool": "git_push", "args": good.args},
+        },
+        {
+            "action_id": bad.action_id,
+            "status": "submitted",
+            "payload": {"tool": "git_push", "args": {"ref": "z"}},
+        },
     ]
     refused(beam, lambda: beam.resume(body), "BEM-067", 400)
     assert all(store.get_action(a.action_id).status == "pending" for a in first.action_required)  # type: ignore[union-attr]
@@ -225,6 +259,8 @@ def test_an_agent_that_crashes_is_bem500_without_internals(store: BeamStore) -> 
     assert "secret" not in raised.value.message
     runs = [m.run_id for m in store.list_messages(body["session_id"])]
     run = store.get_run(runs[0])
-    assert run is not None and run.status == "failed" and run.error is not None and run.error.code == "BEM-500"
+    assert (
+        run is not None and run.status == "failed" and run.error is not None and run.error.code == "BEM-500"
+    )
     interaction = store.get_interaction(run.interaction_id)
     assert interaction is not None and interaction.status == "failed" and interaction.active_run_id is None

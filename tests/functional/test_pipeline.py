@@ -25,8 +25,9 @@ from tests.support.agents import FrameLog, PushCounter, author_beam, invoke_body
 
 def test_interrupt_then_approve_runs_the_stored_tool_once(store: BeamStore) -> None:
     beam, counter = author_beam(store)
-    body = invoke_body(user="user@example.com", auth_context={"user_id": "user@example.com",
-                                                              "profile_id": "profile #7"})
+    body = invoke_body(
+        user="user@example.com", auth_context={"user_id": "user@example.com", "profile_id": "profile #7"}
+    )
     result = beam.invoke(body)
     assert isinstance(result, AgentResult)
     assert result.interrupted and result.session_id == body["session_id"]
@@ -66,7 +67,11 @@ def test_interrupt_then_approve_runs_the_stored_tool_once(store: BeamStore) -> N
     messages = store.list_messages(body["session_id"])
     assert [m.seq for m in messages] == list(range(1, len(messages) + 1))
     assert [(m.role, m.type) for m in messages] == [
-        ("human", "message"), ("ai", "message"), ("human", "action_result"), ("tool", "message"), ("ai", "message"),
+        ("human", "message"),
+        ("ai", "message"),
+        ("human", "action_result"),
+        ("tool", "message"),
+        ("ai", "message"),
     ]
     tool_part = messages[3].content[0]
     assert isinstance(tool_part, ToolResultPart) and tool_part.tool_call_id == request.action_id
@@ -118,7 +123,8 @@ def test_streamed_invoke_acks_and_frames_end_in_done(store: BeamStore) -> None:
     ack = beam.invoke(invoke_body(stream=True), on_frame=frames)
     assert isinstance(ack, StreamAck)
     assert {(f.session_id, f.interaction_id, f.run_id) for f in frames} == {
-        (ack.session_id, ack.interaction_id, ack.run_id)}
+        (ack.session_id, ack.interaction_id, ack.run_id)
+    }
     assert [f.frame_seq for f in frames] == list(range(len(frames)))
     assert frames.types() == ["run_started", "text_delta", "text_delta", "text_delta", "tool_call", "done"]
     done = frames[-1]
@@ -135,12 +141,18 @@ def test_several_tool_calls_in_one_turn(store: BeamStore) -> None:
         looked_up.append(topic)
         return f"notes on {topic}"
 
-    model = ScriptedModel([
-        ModelTurn(tool_calls=[ToolCall(name="lookup", args={"topic": "docs"}),
-                              ToolCall(name="git_push", args={"ref": "a"}),
-                              ToolCall(name="git_push", args={"ref": "b"})]),
-        ModelTurn(text="both pushed"),
-    ])
+    model = ScriptedModel(
+        [
+            ModelTurn(
+                tool_calls=[
+                    ToolCall(name="lookup", args={"topic": "docs"}),
+                    ToolCall(name="git_push", args={"ref": "a"}),
+                    ToolCall(name="git_push", args={"ref": "b"}),
+                ]
+            ),
+            ModelTurn(text="both pushed"),
+        ]
+    )
     beam = RiverBeam(store)
     beam.register_agent("author", ToolAgentRunner(model=model, tools=[lookup, counter.tool()]))
     result = beam.invoke(invoke_body())
@@ -163,7 +175,9 @@ def test_several_tool_calls_in_one_turn(store: BeamStore) -> None:
     beam.resume(body, on_frame=frames)
     assert counter.pushed == ["a", "b"]
     assert frames[-1].result.content[0].text == "both pushed"  # type: ignore[attr-defined]
-    assert len(model.conversations) == 2  # the model saw the conversation twice: before and after both results
+    assert (
+        len(model.conversations) == 2
+    )  # the model saw the conversation twice: before and after both results
     results = [p for m in model.conversations[1] for p in m.content if isinstance(p, ToolResultPart)]
     assert [r.name for r in results] == ["lookup", "git_push", "git_push"]
 
@@ -174,8 +188,9 @@ def test_a_tool_error_is_recorded_and_the_action_cannot_be_resumed_again(store: 
         """Always fails."""
         raise OSError("disk on fire")
 
-    model = ScriptedModel([ModelTurn(tool_calls=[ToolCall(name="git_push", args={"ref": "x"})]),
-                           ModelTurn(text="sorry")])
+    model = ScriptedModel(
+        [ModelTurn(tool_calls=[ToolCall(name="git_push", args={"ref": "x"})]), ModelTurn(text="sorry")]
+    )
     beam = RiverBeam(store)
     beam.register_agent("author", ToolAgentRunner(model=model, tools=[git_push]))
     result = beam.invoke(invoke_body())
@@ -209,7 +224,9 @@ def test_a_custom_runner_gets_the_stored_tool_and_args(store: BeamStore) -> None
             seen.append(input.actions)
             if input.actions:
                 return AgentResult(content=[{"type": "text", "text": "thanks"}])  # type: ignore[list-item]
-            return AgentResult(interrupted=True, action_required=[{"tool": "deploy", "args": {"env": "prod"}}])  # type: ignore[list-item]
+            return AgentResult(
+                interrupted=True, action_required=[{"tool": "deploy", "args": {"env": "prod"}}]
+            )  # type: ignore[list-item]
 
     beam = RiverBeam(store)
     beam.register_agent("author", Asker())

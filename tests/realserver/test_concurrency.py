@@ -1,4 +1,5 @@
-"""The promises under real concurrency, on a DynamoDB-compatible server on 127.0.0.1 (and the other stores)."""
+"""The promises under real concurrency: on a DynamoDB-compatible server on 127.0.0.1, and on the other
+stores."""
 
 from __future__ import annotations
 
@@ -44,12 +45,14 @@ def test_sixteen_concurrent_resumes_of_one_action_have_one_winner(store: BeamSto
         result = beam.invoke(invoke_body())
         assert isinstance(result, AgentResult)
         body = resume_body(result)
-        outcomes = race(16, lambda _k: beam.resume(body))
+        outcomes = race(16, lambda _k, body=body: beam.resume(body))  # type: ignore[misc]
         winners = [o for o in outcomes if isinstance(o, StreamAck)]
         codes = Counter(o.code for o in outcomes if isinstance(o, BeamError))
         assert len(winners) == 1, f"trial {trial}: {len(winners)} winners, {codes}"
         assert codes == {"BEM-066": 15}, f"trial {trial}: {codes}"
-        assert len(counter.pushed) == trial + 1, f"trial {trial}: the tool ran {len(counter.pushed) - trial} times"
+        assert len(counter.pushed) == trial + 1, (
+            f"trial {trial}: the tool ran {len(counter.pushed) - trial} times"
+        )
         action = store.get_action(result.action_required[0].action_id or "")
         assert action is not None and action.status == "resolved"
         assert action.resolved_run_id == winners[0].run_id
@@ -95,7 +98,9 @@ def test_concurrent_first_invokes_of_a_new_session_keep_one_owner(store: BeamSto
     for _ in range(10):
         session_id = str(uuid.uuid4())
         users = [f"user{k}" for k in range(4)]
-        outcomes = race(4, lambda k: beam.invoke(invoke_body(session_id, user=users[k])))
+        outcomes = race(
+            4, lambda k, sid=session_id, users=users: beam.invoke(invoke_body(sid, user=users[k]))
+        )  # type: ignore[misc]
         session = store.get_session(session_id)
         assert session is not None
         won = [o for o in outcomes if isinstance(o, AgentResult)]

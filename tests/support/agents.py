@@ -38,27 +38,48 @@ def answer_refusal(conversation: Sequence[NewMessage]) -> ModelTurn:
 def author_beam(store: BeamStore, counter: PushCounter | None = None) -> tuple[RiverBeam, PushCounter]:
     counter = counter or PushCounter()
     # turn N answers the conversation's Nth ai turn: the pair repeats for later interactions of a session
-    model = ScriptedModel([
-        ModelTurn(text="I will push.", tool_calls=[ToolCall(name="git_push", args={"ref": "docs/update"})]),
-        answer_refusal,
-    ] * 5)
+    model = ScriptedModel(
+        [
+            ModelTurn(
+                text="I will push.", tool_calls=[ToolCall(name="git_push", args={"ref": "docs/update"})]
+            ),
+            answer_refusal,
+        ]
+        * 5
+    )
     beam = RiverBeam(store)
     beam.register_agent("author", ToolAgentRunner(model=model, tools=[counter.tool()]))
     return beam, counter
 
 
-def invoke_body(session_id: str | None = None, user: str = "u1", text: str = "Push docs/update",
-                **extra: Any) -> dict[str, Any]:
-    return {"agent_name": "author", "session_id": session_id or str(uuid.uuid4()),
-            "content": [{"type": "text", "text": text}], "auth_context": {"user_id": user}, **extra}
+def invoke_body(
+    session_id: str | None = None, user: str = "u1", text: str = "Push docs/update", **extra: Any
+) -> dict[str, Any]:
+    return {
+        "agent_name": "author",
+        "session_id": session_id or str(uuid.uuid4()),
+        "content": [{"type": "text", "text": text}],
+        "auth_context": {"user_id": user},
+        **extra,
+    }
 
 
 def resume_body(result: Any, status: str = "submitted", user: str = "u1", **envelope: Any) -> dict[str, Any]:
     action = result.action_required[0]
     return {
-        "agent_name": "author", "session_id": result.session_id, "interaction_id": result.interaction_id,
-        "actions": [{"action_id": action.action_id, "kind": "confirmation", "request_id": str(uuid.uuid4()),
-                     "status": status, "payload": {"tool": action.tool, "args": action.args}, **envelope}],
+        "agent_name": "author",
+        "session_id": result.session_id,
+        "interaction_id": result.interaction_id,
+        "actions": [
+            {
+                "action_id": action.action_id,
+                "kind": "confirmation",
+                "request_id": str(uuid.uuid4()),
+                "status": status,
+                "payload": {"tool": action.tool, "args": action.args},
+                **envelope,
+            }
+        ],
         "auth_context": {"user_id": user},
     }
 
@@ -68,4 +89,4 @@ class FrameLog(list[FrameHeader]):
         self.append(frame)
 
     def types(self) -> list[str]:
-        return [getattr(f, "type") for f in self]
+        return [f.type for f in self]

@@ -19,7 +19,10 @@ def embedded_dynamodb() -> Iterator[str]:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
         [sys.executable, "-m", "beam_store.embedded", "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
     )
     lines: queue.Queue[str] = queue.Queue()
     assert proc.stdout is not None

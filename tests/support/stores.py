@@ -61,8 +61,9 @@ def snapshot(store: Any) -> Any:
             return repr([sorted((k, repr(v)) for k, v in part.items()) for part in parts])
     items, start = [], None
     while True:
-        page = store.client.scan(TableName=store.table_name, ConsistentRead=True,
-                                 **({"ExclusiveStartKey": start} if start else {}))
+        page = store.client.scan(
+            TableName=store.table_name, ConsistentRead=True, **({"ExclusiveStartKey": start} if start else {})
+        )
         items.extend(deserialize_item(i) for i in page["Items"])
         start = page.get("LastEvaluatedKey")
         if not start:

@@ -27,7 +27,9 @@ class ModelTurn(BaseModel):
 
 
 class ChatModel(Protocol):
-    def next_turn(self, conversation: Sequence[NewMessage], tools: Sequence[Tool], on_text: OnText) -> ModelTurn:
+    def next_turn(
+        self, conversation: Sequence[NewMessage], tools: Sequence[Tool], on_text: OnText
+    ) -> ModelTurn:
         """The model's next turn for `conversation`; text is streamed through `on_text` as it comes."""
         ...
 
@@ -49,11 +51,15 @@ class ScriptedModel:
         self.turns = list(turns)
         self.conversations: list[list[NewMessage]] = []
 
-    def next_turn(self, conversation: Sequence[NewMessage], tools: Sequence[Tool], on_text: OnText) -> ModelTurn:
+    def next_turn(
+        self, conversation: Sequence[NewMessage], tools: Sequence[Tool], on_text: OnText
+    ) -> ModelTurn:
         self.conversations.append([m.model_copy(deep=True) for m in conversation])
         index = sum(1 for m in conversation if m.role == "ai")
         if index >= len(self.turns):
-            raise RuntimeError(f"ScriptedModel has {len(self.turns)} turns and was asked for turn {index + 1}")
+            raise RuntimeError(
+                f"ScriptedModel has {len(self.turns)} turns and was asked for turn {index + 1}"
+            )
         step = self.turns[index]
         turn = step if isinstance(step, ModelTurn) else step(conversation)
         stream_words(turn.text, on_text)
@@ -67,7 +73,9 @@ class AuthorOfflineModel:
     """The default `author` agent's model without a network: "push <ref>" asks to run git_push(ref);
     a tool result gets a sentence about it; anything else a short answer."""
 
-    def next_turn(self, conversation: Sequence[NewMessage], tools: Sequence[Tool], on_text: OnText) -> ModelTurn:
+    def next_turn(
+        self, conversation: Sequence[NewMessage], tools: Sequence[Tool], on_text: OnText
+    ) -> ModelTurn:
         turn = self._decide(conversation)
         stream_words(turn.text, on_text)
         return turn

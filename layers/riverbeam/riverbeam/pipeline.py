@@ -24,9 +24,7 @@ from beam_store import (
     InteractionMissing,
     Message,
     MessageDraft,
-    RecordExists,
     Run,
-    RunNotRunning,
     Session,
     SessionMissing,
     SessionOwnedByOther,
@@ -110,8 +108,9 @@ def _store_error(error: StoreConflict | StoreBusy) -> BeamError:
     return BeamError("BEM-500")
 
 
-def _action_error(action_id: str, current: Action | None, interaction_id: str, session_id: str,
-                  user_id: str) -> BeamError | None:
+def _action_error(
+    action_id: str, current: Action | None, interaction_id: str, session_id: str, user_id: str
+) -> BeamError | None:
     """Why `current` cannot be resolved by this resume, in the contract's order; None if it can."""
     where = "actions.action_id"
     if current is None or (current.session_id != session_id and current.user_id != user_id):
@@ -119,7 +118,9 @@ def _action_error(action_id: str, current: Action | None, interaction_id: str, s
     if current.interaction_id != interaction_id:
         return BeamError("BEM-064", f"action {action_id} belongs to another interaction", field=where)
     if current.session_id != session_id:
-        return BeamError("BEM-065", f"interaction {interaction_id} belongs to another session", field="interaction_id")
+        return BeamError(
+            "BEM-065", f"interaction {interaction_id} belongs to another session", field="interaction_id"
+        )
     if current.status != "pending":
         return BeamError("BEM-066", f"action {action_id} is {current.status}, not pending", field=where)
     return None
@@ -142,7 +143,11 @@ class _Step:
 
 class _FrameEmitter:
     def __init__(self, run: Run, sinks: list[FrameSink]) -> None:
-        self.header = {"session_id": run.session_id, "interaction_id": run.interaction_id, "run_id": run.run_id}
+        self.header = {
+            "session_id": run.session_id,
+            "interaction_id": run.interaction_id,
+            "run_id": run.run_id,
+        }
         self.sinks = sinks
         self.next_seq = 0
 
@@ -193,8 +198,9 @@ class RiverBeam:
 
     # invoke
 
-    def invoke(self, request: InvokeRequest | dict[str, Any] | str, *,
-               on_frame: FrameSink | None = None) -> AgentResult | StreamAck:
+    def invoke(
+        self, request: InvokeRequest | dict[str, Any] | str, *, on_frame: FrameSink | None = None
+    ) -> AgentResult | StreamAck:
         """Run the agent on the request: the Result, or with `stream` a StreamAck (frames to `on_frame`)."""
         req = parse_request(InvokeRequest, request)
         runner = self._runner(req.agent_name)
@@ -206,48 +212,93 @@ class RiverBeam:
         session_op: Literal["create", "update"] = "update"
         if session is None:
             session_op = "create"
-            session = Session(session_id=session_id, user_id=user.user_id, profile_id=user.profile_id,
-                              created_at=now, updated_at=now)
+            session = Session(
+                session_id=session_id,
+                user_id=user.user_id,
+                profile_id=user.profile_id,
+                created_at=now,
+                updated_at=now,
+            )
         interaction_id = str(req.interaction_id) if req.interaction_id else new_id()
-        interaction = Interaction(interaction_id=interaction_id, session_id=session_id, agent_name=req.agent_name,
-                                  status="in_progress", created_at=now, updated_at=now)
+        interaction = Interaction(
+            interaction_id=interaction_id,
+            session_id=session_id,
+            agent_name=req.agent_name,
+            status="in_progress",
+            created_at=now,
+            updated_at=now,
+        )
         run = self._new_run(interaction, req.agent_name, now)
-        draft = MessageDraft(message_id=new_id(), interaction_id=interaction_id, run_id=run.run_id, role="human",
-                             content=list(req.content), created_at=now)
-        written = self._commit(StepWrite(
-            session=session, session_op=session_op, interaction=interaction,
-            interaction_op="acquire" if req.interaction_id else "create",
-            run=run, run_op="create", messages=[draft],
-        ))
-        step = _Step(session=session, interaction=interaction, run=run, kind="invoke", runner=runner,
-                     history=history + written, content=list(req.content))
+        draft = MessageDraft(
+            message_id=new_id(),
+            interaction_id=interaction_id,
+            run_id=run.run_id,
+            role="human",
+            content=list(req.content),
+            created_at=now,
+        )
+        written = self._commit(
+            StepWrite(
+                session=session,
+                session_op=session_op,
+                interaction=interaction,
+                interaction_op="acquire" if req.interaction_id else "create",
+                run=run,
+                run_op="create",
+                messages=[draft],
+            )
+        )
+        step = _Step(
+            session=session,
+            interaction=interaction,
+            run=run,
+            kind="invoke",
+            runner=runner,
+            history=history + written,
+            content=list(req.content),
+        )
         result = self._run_step(step, on_frame)
         if req.stream:
             return StreamAck(session_id=session_id, interaction_id=interaction_id, run_id=run.run_id)
         if step.run.status == "failed" and step.run.error is not None:
-            raise BeamError(step.run.error.code if step.run.error.code in _RAISABLE else "BEM-500",
-                            step.run.error.message)
+            raise BeamError(
+                step.run.error.code if step.run.error.code in _RAISABLE else "BEM-500", step.run.error.message
+            )
         return result
 
     @staticmethod
     def _new_run(interaction: Interaction, agent_name: str, now: str) -> Run:
-        return Run(run_id=new_id(), session_id=interaction.session_id, interaction_id=interaction.interaction_id,
-                   agent_name=agent_name, agent_id=agent_id_for(agent_name), status="running",
-                   created_at=now, updated_at=now)
+        return Run(
+            run_id=new_id(),
+            session_id=interaction.session_id,
+            interaction_id=interaction.interaction_id,
+            agent_name=agent_name,
+            agent_id=agent_id_for(agent_name),
+            status="running",
+            created_at=now,
+            updated_at=now,
+        )
 
     # resume
 
-    def resume(self, request: ResumeRequest | dict[str, Any] | str, *,
-               on_frame: FrameSink | None = None) -> StreamAck:
+    def resume(
+        self, request: ResumeRequest | dict[str, Any] | str, *, on_frame: FrameSink | None = None
+    ) -> StreamAck:
         """Resolve the actions atomically, then run the agent on the responses; frames go to `on_frame`."""
         if not isinstance(request, ResumeRequest):
             body = parse_body(request)
             if not body.get("interaction_id"):
-                raise BeamError("BEM-062", "resume needs the interaction_id it resumes", field="interaction_id")
+                raise BeamError(
+                    "BEM-062", "resume needs the interaction_id it resumes", field="interaction_id"
+                )
             request = body
         req = parse_request(ResumeRequest, request)
         runner = self._runner(req.agent_name)
-        session_id, interaction_id, user = str(req.session_id), str(req.interaction_id), req.auth_context.user_id
+        session_id, interaction_id, user = (
+            str(req.session_id),
+            str(req.interaction_id),
+            req.auth_context.user_id,
+        )
         session, history = self._store.get_session_with_messages(session_id)
         if session is None:
             raise BeamError("BEM-020", f"session {session_id} not found", field="session_id")
@@ -259,16 +310,26 @@ class RiverBeam:
             try:
                 action_id = str(uuid.UUID(envelope.action_id))
             except ValueError:
-                raise BeamError("BEM-063", f"actions[{i}].action_id is not a UUID",
-                                field=f"actions.{i}.action_id") from None
+                raise BeamError(
+                    "BEM-063", f"actions[{i}].action_id is not a UUID", field=f"actions.{i}.action_id"
+                ) from None
             if action_id in responses:
-                raise BeamError("BEM-001", f"invalid request: actions.{i}.action_id: answered twice",
-                                field=f"actions.{i}.action_id")
+                raise BeamError(
+                    "BEM-001",
+                    f"invalid request: actions.{i}.action_id: answered twice",
+                    field=f"actions.{i}.action_id",
+                )
             responses[action_id] = envelope
 
         now = utc_now()
-        interaction = Interaction(interaction_id=interaction_id, session_id=session_id, agent_name=req.agent_name,
-                                  status="in_progress", created_at=now, updated_at=now)
+        interaction = Interaction(
+            interaction_id=interaction_id,
+            session_id=session_id,
+            agent_name=req.agent_name,
+            status="in_progress",
+            created_at=now,
+            updated_at=now,
+        )
         run = self._new_run(interaction, req.agent_name, now)
         resolved: list[Action] = []
         for action_id, envelope in responses.items():
@@ -277,44 +338,94 @@ class RiverBeam:
             if error is not None:
                 raise error
             assert stored is not None
-            if envelope.payload is not None and (envelope.payload.tool, envelope.payload.args) != (stored.tool,
-                                                                                                 stored.args):
-                raise BeamError("BEM-067", f"action {action_id} asks for {stored.tool} with other args than "
-                                "the response names", field="actions.payload")
+            if envelope.payload is not None and (envelope.payload.tool, envelope.payload.args) != (
+                stored.tool,
+                stored.args,
+            ):
+                raise BeamError(
+                    "BEM-067",
+                    f"action {action_id} asks for {stored.tool} with other args than the response names",
+                    field="actions.payload",
+                )
             if stored.agent_name != req.agent_name:
-                raise BeamError("BEM-068", f"action {action_id} was requested by agent {stored.agent_name!r}",
-                                field="agent_name")
-            resolved.append(stored.model_copy(update={
-                "status": "resolved" if envelope.status == "submitted" else "cancelled",
-                "response": ActionResponseRecord(status=envelope.status, request_id=str(envelope.request_id),
-                                                 who=user, when=now, reason=envelope.reason),
-                "resolved_run_id": run.run_id,
-            }))
+                raise BeamError(
+                    "BEM-068",
+                    f"action {action_id} was requested by agent {stored.agent_name!r}",
+                    field="agent_name",
+                )
+            resolved.append(
+                stored.model_copy(
+                    update={
+                        "status": "resolved" if envelope.status == "submitted" else "cancelled",
+                        "response": ActionResponseRecord(
+                            status=envelope.status,
+                            request_id=str(envelope.request_id),
+                            who=user,
+                            when=now,
+                            reason=envelope.reason,
+                        ),
+                        "resolved_run_id": run.run_id,
+                    }
+                )
+            )
 
         drafts = []
         if req.content:
-            drafts.append(MessageDraft(message_id=new_id(), interaction_id=interaction_id, run_id=run.run_id,
-                                       role="human", content=list(req.content), created_at=now))
+            drafts.append(
+                MessageDraft(
+                    message_id=new_id(),
+                    interaction_id=interaction_id,
+                    run_id=run.run_id,
+                    role="human",
+                    content=list(req.content),
+                    created_at=now,
+                )
+            )
         for action in resolved:
             drafts.extend(self._resolution_messages(action, run, now))
         try:
-            written = self._store.commit(StepWrite(
-                session=session, session_op="update", interaction=interaction, interaction_op="acquire",
-                run=run, run_op="create", messages=drafts, resolve_actions=resolved,
-            ))
+            written = self._store.commit(
+                StepWrite(
+                    session=session,
+                    session_op="update",
+                    interaction=interaction,
+                    interaction_op="acquire",
+                    run=run,
+                    run_op="create",
+                    messages=drafts,
+                    resolve_actions=resolved,
+                )
+            )
         except ActionConflict as conflict:
-            raise _action_error(conflict.action_id, conflict.current, interaction_id, session_id, user) or \
-                BeamError("BEM-066", f"action {conflict.action_id} is not pending") from None
+            raise _action_error(
+                conflict.action_id, conflict.current, interaction_id, session_id, user
+            ) or BeamError("BEM-066", f"action {conflict.action_id} is not pending") from None
         except (StoreConflict, StoreBusy) as error:
             raise _store_error(error) from None
         for action in resolved:
             assert action.response is not None
-            logger.info("agent_resumed", extra={
-                "session_id": session_id, "interaction_id": interaction_id, "run_id": run.run_id,
-                "action_id": action.action_id, "tool": action.tool, "response": action.response.status,
-            })
-        step = _Step(session=session, interaction=interaction, run=run, kind="resume", runner=runner,
-                     history=history + written, content=list(req.content), resolved=resolved, responses=responses)
+            logger.info(
+                "agent_resumed",
+                extra={
+                    "session_id": session_id,
+                    "interaction_id": interaction_id,
+                    "run_id": run.run_id,
+                    "action_id": action.action_id,
+                    "tool": action.tool,
+                    "response": action.response.status,
+                },
+            )
+        step = _Step(
+            session=session,
+            interaction=interaction,
+            run=run,
+            kind="resume",
+            runner=runner,
+            history=history + written,
+            content=list(req.content),
+            resolved=resolved,
+            responses=responses,
+        )
         self._run_step(step, on_frame)
         return StreamAck(session_id=session_id, interaction_id=interaction_id, run_id=run.run_id)
 
@@ -323,17 +434,34 @@ class RiverBeam:
         assert action.response is not None
         response = action.response
         yield MessageDraft(
-            message_id=new_id(), interaction_id=action.interaction_id, run_id=run.run_id, role="human",
-            type="action_result", created_at=now,
-            content=[ActionResponsePart(action_id=action.action_id, status=response.status, reason=response.reason)],
+            message_id=new_id(),
+            interaction_id=action.interaction_id,
+            run_id=run.run_id,
+            role="human",
+            type="action_result",
+            created_at=now,
+            content=[
+                ActionResponsePart(action_id=action.action_id, status=response.status, reason=response.reason)
+            ],
         )
         if response.status == "cancelled":
-            refusal = f"{response.who} refused to run {action.tool}" + (f": {response.reason}" if response.reason else "")
+            refusal = f"{response.who} refused to run {action.tool}" + (
+                f": {response.reason}" if response.reason else ""
+            )
             yield MessageDraft(
-                message_id=new_id(), interaction_id=action.interaction_id, run_id=run.run_id, role="tool",
+                message_id=new_id(),
+                interaction_id=action.interaction_id,
+                run_id=run.run_id,
+                role="tool",
                 created_at=now,
-                content=[ToolResultPart(tool_call_id=action.action_id, name=action.tool, status="refused",
-                                        error=ErrorInfo(code="BEM-069", message=refusal))],
+                content=[
+                    ToolResultPart(
+                        tool_call_id=action.action_id,
+                        name=action.tool,
+                        status="refused",
+                        error=ErrorInfo(code="BEM-069", message=refusal),
+                    )
+                ],
             )
 
     # the agent, then the step's closing write
@@ -342,13 +470,26 @@ class RiverBeam:
         sinks = ([on_frame] if on_frame is not None else []) + self._frame_sinks
         emitter = _FrameEmitter(step.run, sinks)
         emitter.emit(RunStartedFrame(agent_name=step.run.agent_name, kind=step.kind))
-        actions = [ResolvedAction(action_id=a.action_id, status=step.responses[a.action_id].status, tool=a.tool,
-                                  args=a.args, reason=step.responses[a.action_id].reason) for a in step.resolved]
+        actions = [
+            ResolvedAction(
+                action_id=a.action_id,
+                status=step.responses[a.action_id].status,
+                tool=a.tool,
+                args=a.args,
+                reason=step.responses[a.action_id].reason,
+            )
+            for a in step.resolved
+        ]
         agent_input = AgentInput(
-            agent_name=step.run.agent_name, session_id=step.session.session_id,
-            interaction_id=step.interaction.interaction_id, run_id=step.run.run_id,
-            user_id=step.session.user_id, profile_id=step.session.profile_id,
-            content=step.content, history=step.history, actions=actions,
+            agent_name=step.run.agent_name,
+            session_id=step.session.session_id,
+            interaction_id=step.interaction.interaction_id,
+            run_id=step.run.run_id,
+            user_id=step.session.user_id,
+            profile_id=step.session.profile_id,
+            content=step.content,
+            history=step.history,
+            actions=actions,
         )
         failure: BeamError | None = None
         with self._log_context(step):
@@ -372,10 +513,14 @@ class RiverBeam:
             except BeamError as error:
                 failure = error
                 logger.error("closing the run failed", extra={"code": error.code})
-        result = result.model_copy(update={
-            "agent_name": step.run.agent_name, "session_id": step.session.session_id,
-            "interaction_id": step.interaction.interaction_id, "run_id": step.run.run_id,
-        })
+        result = result.model_copy(
+            update={
+                "agent_name": step.run.agent_name,
+                "session_id": step.session.session_id,
+                "interaction_id": step.interaction.interaction_id,
+                "run_id": step.run.run_id,
+            }
+        )
         if failure is not None:
             emitter.emit(ErrorFrame(code=failure.code, message=failure.message))
         emitter.emit(DoneFrame(result=result))
@@ -383,8 +528,11 @@ class RiverBeam:
 
     @contextmanager
     def _log_context(self, step: _Step) -> Iterator[None]:
-        keys = {"session_id": step.session.session_id, "interaction_id": step.interaction.interaction_id,
-                "run_id": step.run.run_id}
+        keys = {
+            "session_id": step.session.session_id,
+            "interaction_id": step.interaction.interaction_id,
+            "run_id": step.run.run_id,
+        }
         logger.thread_safe_append_keys(**keys)  # runs may share the process: keys per thread
         try:
             yield
@@ -401,35 +549,81 @@ class RiverBeam:
             error = None
             run_status = "interrupted" if result.interrupted else "completed"
             interaction_status = "in_progress" if result.interrupted else "completed"
-        closed = run.model_copy(update={"status": run_status, "error": error, "updated_at": now, "ended_at": now})
+        closed = run.model_copy(
+            update={"status": run_status, "error": error, "updated_at": now, "ended_at": now}
+        )
         drafts, outcomes, opened = [], [], []
         if failure is None:
             submitted = {a.action_id: a for a in step.resolved if a.status == "resolved"}
-            outcomes = [submitted[i].model_copy(update={"outcome": o})
-                        for i, o in result.tool_outcomes.items() if i in submitted]
+            outcomes = [
+                submitted[i].model_copy(update={"outcome": o})
+                for i, o in result.tool_outcomes.items()
+                if i in submitted
+            ]
             messages = list(result.messages) or (
-                [NewMessage(role="ai", content=result.content)] if result.content else [])
+                [NewMessage(role="ai", content=result.content)] if result.content else []
+            )
             answered = {p.tool_call_id for m in messages for p in m.content if isinstance(p, ToolResultPart)}
-            missing = [NewMessage(role="tool", content=[ToolResultPart(
-                tool_call_id=a.action_id, name=a.tool, status=a.outcome.status if a.outcome else "error",
-                output=a.outcome.output if a.outcome else None, error=a.outcome.error if a.outcome else None)])
-                for a in outcomes if a.action_id not in answered]
-            drafts = [MessageDraft(message_id=new_id(), interaction_id=interaction.interaction_id,
-                                   run_id=run.run_id, role=m.role, type=m.type, content=m.content, created_at=now)
-                      for m in missing + messages]
+            missing = [
+                NewMessage(
+                    role="tool",
+                    content=[
+                        ToolResultPart(
+                            tool_call_id=a.action_id,
+                            name=a.tool,
+                            status=a.outcome.status if a.outcome else "error",
+                            output=a.outcome.output if a.outcome else None,
+                            error=a.outcome.error if a.outcome else None,
+                        )
+                    ],
+                )
+                for a in outcomes
+                if a.action_id not in answered
+            ]
+            drafts = [
+                MessageDraft(
+                    message_id=new_id(),
+                    interaction_id=interaction.interaction_id,
+                    run_id=run.run_id,
+                    role=m.role,
+                    type=m.type,
+                    content=m.content,
+                    created_at=now,
+                )
+                for m in missing + messages
+            ]
             for request in result.action_required:
                 request.action_id = request.action_id or new_id()
-                opened.append(Action(
-                    action_id=request.action_id, session_id=run.session_id, interaction_id=run.interaction_id,
-                    run_id=run.run_id, user_id=step.session.user_id, agent_name=run.agent_name, kind=request.kind,
-                    tool=request.tool, args=request.args, status="pending", created_at=now, updated_at=now,
-                ))
-        self._commit(StepWrite(
-            session=step.session, session_op="update",
-            interaction=interaction.model_copy(update={"status": interaction_status}), interaction_op="release",
-            run=closed, run_op="close", messages=drafts, open_actions=opened, record_outcomes=outcomes,
-            touch_last_active=True,
-        ))
+                opened.append(
+                    Action(
+                        action_id=request.action_id,
+                        session_id=run.session_id,
+                        interaction_id=run.interaction_id,
+                        run_id=run.run_id,
+                        user_id=step.session.user_id,
+                        agent_name=run.agent_name,
+                        kind=request.kind,
+                        tool=request.tool,
+                        args=request.args,
+                        status="pending",
+                        created_at=now,
+                        updated_at=now,
+                    )
+                )
+        self._commit(
+            StepWrite(
+                session=step.session,
+                session_op="update",
+                interaction=interaction.model_copy(update={"status": interaction_status}),
+                interaction_op="release",
+                run=closed,
+                run_op="close",
+                messages=drafts,
+                open_actions=opened,
+                record_outcomes=outcomes,
+                touch_last_active=True,
+            )
+        )
         step.run = closed
 
 

@@ -9,14 +9,24 @@ from beam_store.records import ErrorInfo, TextPart, ToolCallPart, ToolOutcome, T
 from .agents import AgentInput, Emit
 from .errors import BeamError, ToolError
 from .llm import ChatModel
-from .models import ActionRequest, AgentResult, ErrorFrame, NewMessage, TextDeltaFrame, ToolCallFrame, ToolResultFrame
+from .models import (
+    ActionRequest,
+    AgentResult,
+    ErrorFrame,
+    NewMessage,
+    TextDeltaFrame,
+    ToolCallFrame,
+    ToolResultFrame,
+)
 from .tools import Tool
 
 DEFAULT_MAX_TURNS = 16
 
 
 class ToolAgentRunner:
-    def __init__(self, model: ChatModel, tools: Sequence[Tool] = (), *, max_turns: int = DEFAULT_MAX_TURNS) -> None:
+    def __init__(
+        self, model: ChatModel, tools: Sequence[Tool] = (), *, max_turns: int = DEFAULT_MAX_TURNS
+    ) -> None:
         self.model = model
         self.tools = {t.name: t for t in tools}
         self.max_turns = max_turns
@@ -33,19 +43,25 @@ class ToolAgentRunner:
         for action in input.actions:
             if action.status == "submitted":
                 part = self._execute(action.action_id, action.tool, action.args, emit)
-                outcomes[action.action_id] = ToolOutcome(status="ok" if part.status == "ok" else "error",
-                                                         output=part.output, error=part.error)
+                outcomes[action.action_id] = ToolOutcome(
+                    status="ok" if part.status == "ok" else "error", output=part.output, error=part.error
+                )
                 add(NewMessage(role="tool", content=[part]))
 
         waiting = self._unanswered(conversation) if input.actions else []
         if waiting:  # a resume that answered only some of the pending actions
-            return AgentResult(interrupted=True, action_required=waiting, messages=produced, tool_outcomes=outcomes)
+            return AgentResult(
+                interrupted=True, action_required=waiting, messages=produced, tool_outcomes=outcomes
+            )
 
         for _ in range(self.max_turns):
-            turn = self.model.next_turn(conversation, list(self.tools.values()),
-                                        lambda text: emit(TextDeltaFrame(text=text)))
+            turn = self.model.next_turn(
+                conversation, list(self.tools.values()), lambda text: emit(TextDeltaFrame(text=text))
+            )
             text = [TextPart(text=turn.text)] if turn.text else []
-            calls = [ToolCallPart(tool_call_id=c.id or new_id(), name=c.name, args=c.args) for c in turn.tool_calls]
+            calls = [
+                ToolCallPart(tool_call_id=c.id or new_id(), name=c.name, args=c.args) for c in turn.tool_calls
+            ]
             add(NewMessage(role="ai", content=[*text, *calls]))
             if not calls:
                 return AgentResult(content=text, messages=produced, tool_outcomes=outcomes)
@@ -53,15 +69,31 @@ class ToolAgentRunner:
             for call in calls:
                 tool = self.tools.get(call.name)
                 confirm = tool is not None and tool.confirm_required
-                emit(ToolCallFrame(tool_call_id=call.tool_call_id, name=call.name, args=call.args,
-                                   confirm_required=confirm))
+                emit(
+                    ToolCallFrame(
+                        tool_call_id=call.tool_call_id,
+                        name=call.name,
+                        args=call.args,
+                        confirm_required=confirm,
+                    )
+                )
                 if confirm:
                     asks.append(ActionRequest(action_id=call.tool_call_id, tool=call.name, args=call.args))
                 else:
-                    add(NewMessage(role="tool", content=[self._execute(call.tool_call_id, call.name, call.args, emit)]))
+                    add(
+                        NewMessage(
+                            role="tool",
+                            content=[self._execute(call.tool_call_id, call.name, call.args, emit)],
+                        )
+                    )
             if asks:
-                return AgentResult(interrupted=True, action_required=asks, content=text, messages=produced,
-                                   tool_outcomes=outcomes)
+                return AgentResult(
+                    interrupted=True,
+                    action_required=asks,
+                    content=text,
+                    messages=produced,
+                    tool_outcomes=outcomes,
+                )
         raise BeamError("BEM-041", f"the agent took more than {self.max_turns} model turns")
 
     def _execute(self, call_id: str, name: str, args: dict[str, object], emit: Emit) -> ToolResultPart:
@@ -69,12 +101,22 @@ class ToolAgentRunner:
         try:
             if tool is None:
                 raise ToolError("BEM-333", f"the tool {name!r} is not available to this agent")
-            part = ToolResultPart(tool_call_id=call_id, name=name, status="ok", output=tool.invoke(dict(args)))
+            part = ToolResultPart(
+                tool_call_id=call_id, name=name, status="ok", output=tool.invoke(dict(args))
+            )
         except ToolError as error:
-            part = ToolResultPart(tool_call_id=call_id, name=name, status="error",
-                                  error=ErrorInfo(code=error.code, message=error.message))
+            part = ToolResultPart(
+                tool_call_id=call_id,
+                name=name,
+                status="error",
+                error=ErrorInfo(code=error.code, message=error.message),
+            )
             emit(ErrorFrame(code=error.code, message=error.message))
-        emit(ToolResultFrame(tool_call_id=call_id, name=name, status=part.status, output=part.output, error=part.error))
+        emit(
+            ToolResultFrame(
+                tool_call_id=call_id, name=name, status=part.status, output=part.output, error=part.error
+            )
+        )
         return part
 
     @staticmethod
@@ -84,8 +126,14 @@ class ToolAgentRunner:
         if last_ai is None:
             return []
         answered = {
-            p.tool_call_id for m in conversation[last_ai + 1:] for p in m.content if isinstance(p, ToolResultPart)
+            p.tool_call_id
+            for m in conversation[last_ai + 1 :]
+            for p in m.content
+            if isinstance(p, ToolResultPart)
         }
         calls = [p for p in conversation[last_ai].content if isinstance(p, ToolCallPart)]
-        return [ActionRequest(action_id=c.tool_call_id, tool=c.name, args=c.args)
-                for c in calls if c.tool_call_id not in answered]
+        return [
+            ActionRequest(action_id=c.tool_call_id, tool=c.name, args=c.args)
+            for c in calls
+            if c.tool_call_id not in answered
+        ]

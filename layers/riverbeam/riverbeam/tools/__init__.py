@@ -53,9 +53,7 @@ def _args_model(func: Callable[..., Any], name: str) -> type[BaseModel]:
     return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
 
 
-def make_tool(
-    func: Callable[..., Any], *, name: str | None = None, confirm_required: bool = False
-) -> Tool:
+def make_tool(func: Callable[..., Any], *, name: str | None = None, confirm_required: bool = False) -> Tool:
     tool_name = name or func.__name__
     return Tool(
         name=tool_name,
@@ -69,7 +67,9 @@ def make_tool(
 @overload
 def tool(func: Callable[..., Any], /) -> Tool: ...
 @overload
-def tool(*, name: str | None = None, confirm_required: bool = False) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(
+    *, name: str | None = None, confirm_required: bool = False
+) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
 def tool(

@@ -1,4 +1,5 @@
-"""`git_push`: pushes a branch of a configured work tree; a rejected push is BEM-330 with the remote's words."""
+"""`git_push`: pushes a branch of a configured work tree; a rejected push is BEM-330 with the remote's
+words."""
 
 from __future__ import annotations
 
@@ -40,7 +41,9 @@ def git_push_tool(work_tree: str | Path, *, remote: str = "origin") -> Tool:
             raise ToolError("BEM-332", f"git_push: {ref!r} is not a valid branch name")
         pushed = _git(tree, "push", "--porcelain", remote, f"refs/heads/{ref}:refs/heads/{ref}")
         if pushed.returncode != 0:
-            raise ToolError("BEM-330", f"push of {ref} to {remote} rejected: {_remote_message(pushed.stderr)}")
+            raise ToolError(
+                "BEM-330", f"push of {ref} to {remote} rejected: {_remote_message(pushed.stderr)}"
+            )
         head = _git(tree, "rev-parse", f"refs/heads/{ref}").stdout.strip()
         return {"ref": ref, "remote": remote, "commit": head, "summary": pushed.stdout.strip()}
 
