@@ -6,7 +6,7 @@ from collections.abc import Iterator
 import pytest
 from beam_store import BeamStore, InMemoryStore
 
-from tests.support.servers import embedded_dynamodb
+from beam_store.embedded import embedded_dynamodb
 from tests.support.stores import moto_store, server_store
 
 # tests reach no AWS account: fake credentials, one region, no endpoint from the environment

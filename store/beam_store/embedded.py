@@ -11,9 +11,16 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import queue
 import signal
+import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+
+START_TIMEOUT_SECONDS = 30
 
 
 def install_item_rollback() -> None:
@@ -102,6 +109,37 @@ def main(argv: list[str] | None = None) -> None:
         server.serve_forever()
     finally:
         server.server_close()
+
+
+@contextmanager
+def embedded_dynamodb() -> Iterator[str]:
+    """Run the server in a child process; yields its URL on 127.0.0.1 and stops it on exit."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "beam_store.embedded", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )
+    assert proc.stdout is not None
+    stdout = proc.stdout
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: lines.put(stdout.readline()), daemon=True).start()
+    try:
+        try:
+            url = lines.get(timeout=START_TIMEOUT_SECONDS).strip()
+        except queue.Empty:
+            url = ""
+        if not url.startswith("http://127.0.0.1:"):
+            raise RuntimeError(f"the embedded DynamoDB did not start (it said {url!r}); is the dev extra installed?")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
 
 
 if __name__ == "__main__":

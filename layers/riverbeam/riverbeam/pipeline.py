@@ -126,6 +126,11 @@ def _action_error(
     return None
 
 
+def _after(session: Session, written: list[Message]) -> Session:
+    """The session as the step left it, so the next write expects the right message counter."""
+    return session.model_copy(update={"last_seq": written[-1].seq}) if written else session
+
+
 @dataclass
 class _Step:
     """What one pass through the pipeline knows about itself."""
@@ -249,7 +254,7 @@ class RiverBeam:
             )
         )
         step = _Step(
-            session=session,
+            session=_after(session, written),
             interaction=interaction,
             run=run,
             kind="invoke",
@@ -416,7 +421,7 @@ class RiverBeam:
                 },
             )
         step = _Step(
-            session=session,
+            session=_after(session, written),
             interaction=interaction,
             run=run,
             kind="resume",

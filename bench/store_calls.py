@@ -1,0 +1,156 @@
+"""DynamoDB requests and capacity for one non-streamed invoke that interrupts, and the resume that approves it.
+
+    python bench/store_calls.py                 # on moto in process
+    python bench/store_calls.py --endpoint URL  # on any DynamoDB-compatible endpoint (or AWS, with --endpoint aws)
+
+Requests are counted with botocore's event hooks; every request asks for ReturnConsumedCapacity=TOTAL and the
+units the server reports are summed. moto reports fixed placeholder units (and none for transactions), so the
+units are also estimated from the items' sizes with DynamoDB's on-demand rules: a strongly consistent read is
+1 RCU per 4 KB read, a write 1 WCU per 1 KB written, doubled inside a transaction.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import uuid
+from collections import Counter
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import boto3  # noqa: E402
+from beam_store import DynamoBeamStore  # noqa: E402
+from riverbeam import AgentResult, ModelTurn, RiverBeam, ScriptedModel, ToolAgentRunner, ToolCall, tool  # noqa: E402
+
+CAPACITY_OPERATIONS = {"GetItem", "Query", "PutItem", "UpdateItem", "TransactWriteItems", "BatchGetItem"}
+
+
+def attribute_size(value: dict[str, Any]) -> int:
+    """Bytes of one attribute value by DynamoDB's item-size rules (close, not exact, for numbers)."""
+    (kind, inner), = value.items()
+    if kind == "S":
+        return len(inner.encode())
+    if kind == "N":
+        return len(inner.lstrip("-").replace(".", "")) // 2 + 2
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind == "B":
+        return len(inner)
+    if kind == "M":
+        return 3 + sum(len(k.encode()) + attribute_size(v) + 1 for k, v in inner.items())
+    if kind == "L":
+        return 3 + sum(attribute_size(v) + 1 for v in inner)
+    return sum(len(str(v)) for v in inner)
+
+
+def item_size(item: dict[str, Any]) -> int:
+    return sum(len(name.encode()) + attribute_size(value) for name, value in item.items())
+
+
+class Meter:
+    def __init__(self) -> None:
+        self.requests: Counter[str] = Counter()
+        self.reported = 0.0
+        self.estimated_rcu = 0.0
+        self.estimated_wcu = 0.0
+
+    def attach(self, client: Any) -> None:
+        client.meta.events.register("provide-client-params.dynamodb", self._ask_for_capacity)
+        client.meta.events.register("after-call.dynamodb", self._record)
+
+    def reset(self) -> None:
+        self.__init__()  # type: ignore[misc]
+
+    def _ask_for_capacity(self, params: dict[str, Any], model: Any, **_: Any) -> None:
+        if model.name in CAPACITY_OPERATIONS:
+            params.setdefault("ReturnConsumedCapacity", "TOTAL")
+
+    def _record(self, http_response: Any, parsed: dict[str, Any], model: Any, **kwargs: Any) -> None:
+        name = model.name
+        if name not in CAPACITY_OPERATIONS:
+            return
+        self.requests[name] += 1
+        consumed = parsed.get("ConsumedCapacity")
+        for entry in consumed if isinstance(consumed, list) else [consumed] if consumed else []:
+            self.reported += float(entry.get("CapacityUnits", 0))
+        params = kwargs.get("context", {}).get("riverbeam_params") or {}
+        if name == "GetItem":
+            self.estimated_rcu += max(1, math.ceil(item_size(parsed.get("Item", {})) / 4096))
+        elif name == "Query":
+            total = sum(item_size(i) for i in parsed.get("Items", []))
+            self.estimated_rcu += max(1, math.ceil(total / 4096)) * (1 if params.get("ConsistentRead") else 0.5)
+        elif name == "TransactWriteItems":
+            for entry in params.get("TransactItems", []):
+                (_, op), = entry.items()
+                written = op.get("Item") or {**op.get("Key", {}), **op.get("ExpressionAttributeValues", {})}
+                self.estimated_wcu += 2 * max(1, math.ceil(item_size(written) / 1024))
+
+    def keep_params(self, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        context["riverbeam_params"] = dict(params)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--endpoint", help="a DynamoDB endpoint URL, or 'aws' for the account's default")
+    parser.add_argument("--rounds", type=int, default=5, help="invoke+resume pairs to average over")
+    args = parser.parse_args()
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    with ExitStack() as stack:
+        if args.endpoint is None:
+            os.environ.update(AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench")
+            from moto import mock_aws
+
+            stack.enter_context(mock_aws())
+        endpoint = None if args.endpoint in (None, "aws") else args.endpoint
+        client = boto3.client("dynamodb", endpoint_url=endpoint)
+        store = DynamoBeamStore.connect(f"riverbeam-bench-{uuid.uuid4().hex[:8]}", client=client)
+        meter = Meter()
+        meter.attach(client)
+        client.meta.events.register("before-parameter-build.dynamodb", meter.keep_params)
+
+        @tool(confirm_required=True)
+        def git_push(ref: str) -> dict[str, str]:
+            """Push a branch (counted, not run)."""
+            return {"ref": ref}
+
+        script = [ModelTurn(text="I will push it.", tool_calls=[ToolCall(name="git_push", args={"ref": "docs/x"})]),
+                  ModelTurn(text="Pushed.")]
+        beam = RiverBeam(store)
+        beam.register_agent("author", ToolAgentRunner(model=ScriptedModel(script * args.rounds), tools=[git_push]))
+        session_id = str(uuid.uuid4())
+        rows = []
+        for _ in range(args.rounds):
+            meter.reset()
+            result = beam.invoke({"agent_name": "author", "session_id": session_id,
+                                  "content": [{"type": "text", "text": "Push docs/x"}],
+                                  "auth_context": {"user_id": "bench"}})
+            assert isinstance(result, AgentResult) and result.interrupted
+            invoke = (sum(meter.requests.values()), dict(meter.requests), meter.reported, meter.estimated_rcu,
+                      meter.estimated_wcu)
+            meter.reset()
+            beam.resume({"agent_name": "author", "session_id": session_id, "interaction_id": result.interaction_id,
+                         "actions": [{"action_id": result.action_required[0].action_id, "status": "submitted"}],
+                         "auth_context": {"user_id": "bench"}})
+            resume = (sum(meter.requests.values()), dict(meter.requests), meter.reported, meter.estimated_rcu,
+                      meter.estimated_wcu)
+            rows.append((invoke, resume))
+        store.client.delete_table(TableName=store.table_name)
+
+    where = "moto (in process)" if args.endpoint is None else args.endpoint
+    print(f"store: DynamoBeamStore on {where}; {args.rounds} rounds in one session (history grows)")
+    print(f"{'step':<28}{'requests':>9}  {'by operation':<44}{'reported CU':>12}{'est. RCU':>10}{'est. WCU':>10}")
+    for label, index in (("invoke (interrupts)", 0), ("resume (approves)", 1)):
+        for n, row in enumerate(rows, start=1):
+            total, by_op, reported, rcu, wcu = row[index]
+            ops = ", ".join(f"{k} {v}" for k, v in sorted(by_op.items()))
+            print(f"{label + f' #{n}':<28}{total:>9}  {ops:<44}{reported:>12.1f}{rcu:>10.1f}{wcu:>10.1f}")
+    print("aim: at most 3 requests per invoke and 4 per resume")
+
+
+if __name__ == "__main__":
+    main()

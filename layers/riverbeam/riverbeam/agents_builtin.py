@@ -1,0 +1,16 @@
+"""The built-in `author` agent: the offline model with a real git_push in a work tree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .llm import AuthorOfflineModel
+from .runner import ToolAgentRunner
+from .tools.git import git_push_tool
+from .workspace import prepare_workspace
+
+
+def author_agent(data_dir: str | Path) -> ToolAgentRunner:
+    """`author` on the offline model, pushing branches of the work tree under `data_dir` to its bare remote."""
+    work, _ = prepare_workspace(data_dir)
+    return ToolAgentRunner(model=AuthorOfflineModel(), tools=[git_push_tool(work)])
