@@ -1,7 +1,8 @@
-"""DynamoDB requests and capacity for one non-streamed invoke that interrupts, and the resume that approves it.
+"""DynamoDB requests and capacity of a non-streamed invoke that interrupts and of the resume approving it.
 
     python bench/store_calls.py                 # on moto in process
-    python bench/store_calls.py --endpoint URL  # on any DynamoDB-compatible endpoint (or AWS, with --endpoint aws)
+    python bench/store_calls.py --endpoint URL  # on any DynamoDB-compatible endpoint
+    python bench/store_calls.py --endpoint aws  # on the AWS account of the environment
 
 Requests are counted with botocore's event hooks; every request asks for ReturnConsumedCapacity=TOTAL and the
 units the server reports are summed. moto reports fixed placeholder units (and none for transactions), so the
@@ -23,16 +24,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import boto3  # noqa: E402
-from beam_store import DynamoBeamStore  # noqa: E402
-from riverbeam import AgentResult, ModelTurn, RiverBeam, ScriptedModel, ToolAgentRunner, ToolCall, tool  # noqa: E402
+import boto3
+from beam_store import DynamoBeamStore
+from riverbeam import AgentResult, ModelTurn, RiverBeam, ScriptedModel, ToolAgentRunner, ToolCall, tool
 
 CAPACITY_OPERATIONS = {"GetItem", "Query", "PutItem", "UpdateItem", "TransactWriteItems", "BatchGetItem"}
 
 
 def attribute_size(value: dict[str, Any]) -> int:
     """Bytes of one attribute value by DynamoDB's item-size rules (close, not exact, for numbers)."""
-    (kind, inner), = value.items()
+    ((kind, inner),) = value.items()
     if kind == "S":
         return len(inner.encode())
     if kind == "N":
@@ -83,10 +84,12 @@ class Meter:
             self.estimated_rcu += max(1, math.ceil(item_size(parsed.get("Item", {})) / 4096))
         elif name == "Query":
             total = sum(item_size(i) for i in parsed.get("Items", []))
-            self.estimated_rcu += max(1, math.ceil(total / 4096)) * (1 if params.get("ConsistentRead") else 0.5)
+            self.estimated_rcu += max(1, math.ceil(total / 4096)) * (
+                1 if params.get("ConsistentRead") else 0.5
+            )
         elif name == "TransactWriteItems":
             for entry in params.get("TransactItems", []):
-                (_, op), = entry.items()
+                ((_, op),) = entry.items()
                 written = op.get("Item") or {**op.get("Key", {}), **op.get("ExpressionAttributeValues", {})}
                 self.estimated_wcu += 2 * max(1, math.ceil(item_size(written) / 1024))
 
@@ -118,32 +121,60 @@ def main() -> None:
             """Push a branch (counted, not run)."""
             return {"ref": ref}
 
-        script = [ModelTurn(text="I will push it.", tool_calls=[ToolCall(name="git_push", args={"ref": "docs/x"})]),
-                  ModelTurn(text="Pushed.")]
+        script = [
+            ModelTurn(text="I will push it.", tool_calls=[ToolCall(name="git_push", args={"ref": "docs/x"})]),
+            ModelTurn(text="Pushed."),
+        ]
         beam = RiverBeam(store)
-        beam.register_agent("author", ToolAgentRunner(model=ScriptedModel(script * args.rounds), tools=[git_push]))
+        beam.register_agent(
+            "author", ToolAgentRunner(model=ScriptedModel(script * args.rounds), tools=[git_push])
+        )
         session_id = str(uuid.uuid4())
         rows = []
         for _ in range(args.rounds):
             meter.reset()
-            result = beam.invoke({"agent_name": "author", "session_id": session_id,
-                                  "content": [{"type": "text", "text": "Push docs/x"}],
-                                  "auth_context": {"user_id": "bench"}})
+            result = beam.invoke(
+                {
+                    "agent_name": "author",
+                    "session_id": session_id,
+                    "content": [{"type": "text", "text": "Push docs/x"}],
+                    "auth_context": {"user_id": "bench"},
+                }
+            )
             assert isinstance(result, AgentResult) and result.interrupted
-            invoke = (sum(meter.requests.values()), dict(meter.requests), meter.reported, meter.estimated_rcu,
-                      meter.estimated_wcu)
+            invoke = (
+                sum(meter.requests.values()),
+                dict(meter.requests),
+                meter.reported,
+                meter.estimated_rcu,
+                meter.estimated_wcu,
+            )
             meter.reset()
-            beam.resume({"agent_name": "author", "session_id": session_id, "interaction_id": result.interaction_id,
-                         "actions": [{"action_id": result.action_required[0].action_id, "status": "submitted"}],
-                         "auth_context": {"user_id": "bench"}})
-            resume = (sum(meter.requests.values()), dict(meter.requests), meter.reported, meter.estimated_rcu,
-                      meter.estimated_wcu)
+            beam.resume(
+                {
+                    "agent_name": "author",
+                    "session_id": session_id,
+                    "interaction_id": result.interaction_id,
+                    "actions": [{"action_id": result.action_required[0].action_id, "status": "submitted"}],
+                    "auth_context": {"user_id": "bench"},
+                }
+            )
+            resume = (
+                sum(meter.requests.values()),
+                dict(meter.requests),
+                meter.reported,
+                meter.estimated_rcu,
+                meter.estimated_wcu,
+            )
             rows.append((invoke, resume))
         store.client.delete_table(TableName=store.table_name)
 
     where = "moto (in process)" if args.endpoint is None else args.endpoint
     print(f"store: DynamoBeamStore on {where}; {args.rounds} rounds in one session (history grows)")
-    print(f"{'step':<28}{'requests':>9}  {'by operation':<44}{'reported CU':>12}{'est. RCU':>10}{'est. WCU':>10}")
+    print(
+        f"{'step':<28}{'requests':>9}  {'by operation':<44}"
+        f"{'reported CU':>12}{'est. RCU':>10}{'est. WCU':>10}"
+    )
     for label, index in (("invoke (interrupts)", 0), ("resume (approves)", 1)):
         for n, row in enumerate(rows, start=1):
             total, by_op, reported, rcu, wcu = row[index]

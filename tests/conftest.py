@@ -5,8 +5,8 @@ from collections.abc import Iterator
 
 import pytest
 from beam_store import BeamStore, InMemoryStore
-
 from beam_store.embedded import embedded_dynamodb
+
 from tests.support.stores import moto_store, server_store
 
 # tests reach no AWS account: fake credentials, one region, no endpoint from the environment

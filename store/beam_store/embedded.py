@@ -131,7 +131,9 @@ def embedded_dynamodb() -> Iterator[str]:
         except queue.Empty:
             url = ""
         if not url.startswith("http://127.0.0.1:"):
-            raise RuntimeError(f"the embedded DynamoDB did not start (it said {url!r}); is the dev extra installed?")
+            raise RuntimeError(
+                f"the embedded DynamoDB did not start (it said {url!r}); is the dev extra installed?"
+            )
         yield url
     finally:
         proc.terminate()

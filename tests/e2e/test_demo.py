@@ -9,7 +9,9 @@ from riverbeam.cli import main
 
 
 @pytest.mark.parametrize("store", ["memory", "embedded"])
-def test_demo_pushes_the_approved_branch_only(tmp_path: Path, store: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_pushes_the_approved_branch_only(
+    tmp_path: Path, store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["demo", "--store", store, "--data-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "remote branches now: ['docs/update']" in out

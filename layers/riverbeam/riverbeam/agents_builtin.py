@@ -11,6 +11,6 @@ from .workspace import prepare_workspace
 
 
 def author_agent(data_dir: str | Path) -> ToolAgentRunner:
-    """`author` on the offline model, pushing branches of the work tree under `data_dir` to its bare remote."""
+    """`author` on the offline model, pushing branches of the work tree under `data_dir` to its remote."""
     work, _ = prepare_workspace(data_dir)
     return ToolAgentRunner(model=AuthorOfflineModel(), tools=[git_push_tool(work)])

@@ -33,9 +33,8 @@ def _store(kind: str) -> Iterator[BeamStore]:
     if kind == "memory":
         yield InMemoryStore()
         return
-    from beam_store.embedded import embedded_dynamodb
-
     import boto3
+    from beam_store.embedded import embedded_dynamodb
 
     with embedded_dynamodb() as url:
         os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
@@ -46,8 +45,12 @@ def _store(kind: str) -> Iterator[BeamStore]:
 
 
 def _remote_branches(remote: Path) -> list[str]:
-    out = subprocess.run(["git", "-C", str(remote), "for-each-ref", "--format=%(refname:short)"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "-C", str(remote), "for-each-ref", "--format=%(refname:short)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return out.split()
 
 
@@ -60,8 +63,15 @@ def demo(data_dir: Path, store_kind: str) -> int:
 
         def ask(text: str) -> AgentResult:
             print(f"\n> invoke: {text!r}")
-            result = beam.invoke({"agent_name": "author", "session_id": session_id,
-                                  "content": [{"type": "text", "text": text}], "auth_context": user}, on_frame=_show)
+            result = beam.invoke(
+                {
+                    "agent_name": "author",
+                    "session_id": session_id,
+                    "content": [{"type": "text", "text": text}],
+                    "auth_context": user,
+                },
+                on_frame=_show,
+            )
             assert isinstance(result, AgentResult)
             print(f"  agent: {result.text()!r}; interrupted={result.interrupted}")
             return result
@@ -69,15 +79,31 @@ def demo(data_dir: Path, store_kind: str) -> int:
         def answer(result: AgentResult, status: str, **extra: Any) -> None:
             action = result.action_required[0]
             print(f"\n> resume: {status} {action.tool}({action.args})")
-            beam.resume({"agent_name": "author", "session_id": session_id, "interaction_id": result.interaction_id,
-                         "actions": [{"action_id": action.action_id, "kind": "confirmation",
-                                      "request_id": str(uuid.uuid4()), "status": status,
-                                      "payload": {"tool": action.tool, "args": action.args}, **extra}],
-                         "auth_context": user}, on_frame=_show)
+            beam.resume(
+                {
+                    "agent_name": "author",
+                    "session_id": session_id,
+                    "interaction_id": result.interaction_id,
+                    "actions": [
+                        {
+                            "action_id": action.action_id,
+                            "kind": "confirmation",
+                            "request_id": str(uuid.uuid4()),
+                            "status": status,
+                            "payload": {"tool": action.tool, "args": action.args},
+                            **extra,
+                        }
+                    ],
+                    "auth_context": user,
+                },
+                on_frame=_show,
+            )
             stored = store.get_action(action.action_id or "")
             assert stored is not None
-            print(f"  action {stored.action_id}: {stored.status}; outcome: "
-                  f"{stored.outcome.model_dump(exclude_none=True) if stored.outcome else None}")
+            print(
+                f"  action {stored.action_id}: {stored.status}; outcome: "
+                f"{stored.outcome.model_dump(exclude_none=True) if stored.outcome else None}"
+            )
 
         print(f"work tree: {data_dir / 'work'}; remote: {remote} (branches: {_remote_branches(remote)})")
         first = ask("Push docs/update")
@@ -96,12 +122,22 @@ def demo(data_dir: Path, store_kind: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="riverbeam", description="Riverbeam: agents that ask before they act")
+    parser = argparse.ArgumentParser(
+        prog="riverbeam", description="Riverbeam: agents that ask before they act"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
-    run_demo = commands.add_parser("demo", help="the approval loop in one process: ask, approve, push, refuse")
-    run_demo.add_argument("--data-dir", type=Path, help="where the work tree and remote go (default: a temp dir)")
-    run_demo.add_argument("--store", choices=["embedded", "memory"], default="embedded",
-                          help="embedded: DynamoBeamStore on the embedded DynamoDB (default); memory: InMemoryStore")
+    run_demo = commands.add_parser(
+        "demo", help="the approval loop in one process: ask, approve, push, refuse"
+    )
+    run_demo.add_argument(
+        "--data-dir", type=Path, help="where the work tree and remote go (default: a temp dir)"
+    )
+    run_demo.add_argument(
+        "--store",
+        choices=["embedded", "memory"],
+        default="embedded",
+        help="embedded: DynamoBeamStore on the embedded DynamoDB (default); memory: InMemoryStore",
+    )
     args = parser.parse_args(argv)
     if args.data_dir is not None:
         return demo(args.data_dir, args.store)
