@@ -42,6 +42,7 @@ class InMemoryStore:
         self._runs: dict[str, Run] = {}
         self._actions: dict[str, Action] = {}
         self._messages: dict[str, list[Message]] = {}
+        self._message_ids: set[str] = set()
 
     def get_session(self, session_id: str) -> Session | None:
         with self._lock:
@@ -144,7 +145,7 @@ class InMemoryStore:
         if step.run_op == "close" and (run is None or run.status != "running"):
             raise RunNotRunning("the run is not running")
         for draft in step.messages:
-            if any(m.message_id == draft.message_id for m in self._messages.get(step.session.session_id, [])):
+            if draft.message_id in self._message_ids:
                 raise RecordExists("the message already exists")
 
     def _apply(self, step: StepWrite) -> list[Message]:
@@ -206,4 +207,5 @@ class InMemoryStore:
             for i, d in enumerate(step.messages, start=1)
         ]
         self._messages.setdefault(sid, []).extend(m.model_copy(deep=True) for m in written)
+        self._message_ids.update(m.message_id for m in written)
         return written

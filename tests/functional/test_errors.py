@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from beam_store import BeamStore
+from beam_store import BeamStore, InMemoryStore, Message, StepWrite, StoreBusy
 from riverbeam import AgentResult, BeamError, ModelTurn, RiverBeam, ScriptedModel, ToolAgentRunner, ToolCall
 
 from tests.support.agents import PushCounter, author_beam, invoke_body, resume_body
@@ -53,6 +53,7 @@ def interrupted(beam: RiverBeam, session_id: str | None = None, user: str = "u1"
         (invoke_body(content=[{"type": "image", "url": "x"}]), "content.0"),
         (invoke_body(auth_context={}), "auth_context.user_id"),
         (invoke_body(colour="blue"), "colour"),
+        (invoke_body(content=[{"type": "text", "text": "é" * 140_000}]), "content"),
     ],
 )
 def test_invoke_bad_body_is_bem001_naming_the_field(beam: RiverBeam, body: Any, field: str | None) -> None:
@@ -264,3 +265,37 @@ def test_an_agent_that_crashes_is_bem500_without_internals(store: BeamStore) -> 
     )
     interaction = store.get_interaction(run.interaction_id)
     assert interaction is not None and interaction.status == "failed" and interaction.active_run_id is None
+
+
+def test_a_store_outage_is_bem500_without_internals() -> None:
+    class Down(InMemoryStore):
+        def get_session_with_messages(self, session_id: str) -> Any:
+            raise ConnectionError("dynamodb.internal.example:443 refused")
+
+    beam, _ = author_beam(Down())
+    with pytest.raises(BeamError) as raised:
+        beam.invoke(invoke_body())
+    assert (raised.value.code, raised.value.status) == ("BEM-500", 500)
+    assert "dynamodb" not in raised.value.message
+
+
+def test_a_run_whose_closing_write_fails_is_closed_failed_not_left_running() -> None:
+    class RefusesBigCloses(InMemoryStore):
+        def commit(self, step: StepWrite) -> list[Message]:
+            if step.run_op == "close" and step.messages:
+                raise StoreBusy("simulated")
+            return super().commit(step)
+
+    store = RefusesBigCloses()
+    beam, _ = author_beam(store)
+    body = invoke_body()
+    with pytest.raises(BeamError) as raised:
+        beam.invoke(body)
+    assert raised.value.code == "BEM-503"
+    [message] = store.list_messages(body["session_id"])
+    run = store.get_run(message.run_id)
+    assert (
+        run is not None and run.status == "failed" and run.error is not None and run.error.code == "BEM-503"
+    )
+    interaction = store.get_interaction(message.interaction_id)
+    assert interaction is not None and interaction.active_run_id is None and interaction.status == "failed"

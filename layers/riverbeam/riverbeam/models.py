@@ -6,7 +6,7 @@ import uuid
 from typing import Annotated, Any, Literal
 
 from beam_store.records import ContentPart, ErrorInfo, MessageRole, MessageType, TextPart, ToolOutcome
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer
 
 UuidStr = Annotated[uuid.UUID, PlainSerializer(str, return_type=str)]
 
@@ -22,11 +22,24 @@ class AuthContext(RequestModel):
     profile_id: str | None = None
 
 
+# a message is one item, and DynamoDB items stay under 400 KB; larger input is refused, never truncated
+MAX_CONTENT_BYTES = 256 * 1024
+
+
+def _fits(content: list[TextPart]) -> list[TextPart]:
+    if sum(len(part.text.encode()) for part in content) > MAX_CONTENT_BYTES:
+        raise ValueError(f"the text is larger than {MAX_CONTENT_BYTES} bytes")
+    return content
+
+
+InputContent = Annotated[list[TextPart], AfterValidator(_fits)]
+
+
 class InvokeRequest(RequestModel):
     agent_name: str = Field(min_length=1)
     session_id: UuidStr
     interaction_id: UuidStr | None = None
-    content: list[TextPart] = Field(min_length=1)
+    content: InputContent = Field(min_length=1)
     stream: bool = False
     auth_context: AuthContext
 
@@ -50,7 +63,7 @@ class ResumeRequest(RequestModel):
     agent_name: str = Field(min_length=1)
     session_id: UuidStr
     interaction_id: UuidStr
-    content: list[TextPart] = Field(default_factory=list)
+    content: InputContent = Field(default_factory=list)
     actions: list[ActionResponseEnvelope] = Field(min_length=1)
     stream: bool = True
     auth_context: AuthContext

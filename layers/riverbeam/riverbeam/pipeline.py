@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from collections.abc import Callable, Iterator
@@ -131,6 +132,25 @@ def _after(session: Session, written: list[Message]) -> Session:
     return session.model_copy(update={"last_seq": written[-1].seq}) if written else session
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _hide_internal_errors(method: F) -> F:
+    """A failure that is not a refusal (a store outage, a bug) is BEM-500 and tells nothing of internals."""
+
+    @functools.wraps(method)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except BeamError:
+            raise
+        except Exception:
+            logger.exception("internal error")
+            raise BeamError("BEM-500") from None
+
+    return guarded  # type: ignore[return-value]
+
+
 @dataclass
 class _Step:
     """What one pass through the pipeline knows about itself."""
@@ -200,9 +220,13 @@ class RiverBeam:
             return self._store.commit(step)
         except (StoreConflict, StoreBusy) as error:
             raise _store_error(error) from None
+        except Exception:
+            logger.exception("the store refused a step")
+            raise BeamError("BEM-500") from None
 
     # invoke
 
+    @_hide_internal_errors
     def invoke(
         self, request: InvokeRequest | dict[str, Any] | str, *, on_frame: FrameSink | None = None
     ) -> AgentResult | StreamAck:
@@ -286,6 +310,7 @@ class RiverBeam:
 
     # resume
 
+    @_hide_internal_errors
     def resume(
         self, request: ResumeRequest | dict[str, Any] | str, *, on_frame: FrameSink | None = None
     ) -> StreamAck:
@@ -516,8 +541,13 @@ class RiverBeam:
             try:
                 self._close_step(step, result, failure)
             except BeamError as error:
-                failure = error
                 logger.error("closing the run failed", extra={"code": error.code})
+                # close it failed without what the agent produced, rather than leave it running
+                failure, result = error, AgentResult()
+                try:
+                    self._close_step(step, result, failure)
+                except BeamError:
+                    logger.exception("the run could not be closed")
         result = result.model_copy(
             update={
                 "agent_name": step.run.agent_name,
