@@ -31,6 +31,7 @@ from .errors import (
     InteractionInOtherSession,
     InteractionMissing,
     RecordExists,
+    RunClaimed,
     RunNotRunning,
     SessionMissing,
     SessionOwnedByOther,
@@ -267,6 +268,39 @@ class DynamoBeamStore:
     def list_actions(self, interaction_id: str) -> list[Action]:
         items = self._query_interaction(interaction_id, "ACTION#")
         return [Action.model_validate(deserialize_item(i)) for i in items]
+
+    def claim_run(self, run_id: str, claimed_by: str, lease_expires_at: str, now: str) -> Run:
+        e = _Expr()
+        try:
+            response = self.client.update_item(
+                TableName=self.table_name,
+                Key=_run_key(run_id),
+                **e.apply(
+                    {
+                        "UpdateExpression": e.sets(
+                            {
+                                "claimed_by": serialize(claimed_by),
+                                "lease_expires_at": serialize(lease_expires_at),
+                                "updated_at": serialize(now),
+                            }
+                        ),
+                        "ConditionExpression": e.eq("status", serialize("running"))
+                        + f" AND attribute_not_exists({e.name('claimed_by')})",
+                    }
+                ),
+                ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            current = _load(Run, cast(Item | None, error.response.get("Item")))
+            if current is None or current.status != "running":
+                raise RunNotRunning("the run is not running") from None
+            raise RunClaimed(current) from None
+        claimed = _load(Run, response["Attributes"])
+        assert claimed is not None
+        return claimed
 
     # the step
 

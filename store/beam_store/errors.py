@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .records import Action
+from .records import Action, Run
 
 
 class StoreConflict(Exception):
@@ -37,6 +37,14 @@ class InteractionBusy(StoreConflict):
 
 class RunNotRunning(StoreConflict):
     """The run was closed by someone else (for example after its lease expired)."""
+
+
+class RunClaimed(StoreConflict):
+    """Another worker claimed the run; `current` shows whom and until when."""
+
+    def __init__(self, current: Run) -> None:
+        super().__init__(f"run {current.run_id} is claimed by {current.claimed_by}")
+        self.current = current
 
 
 class RecordExists(StoreConflict):

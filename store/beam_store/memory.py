@@ -13,6 +13,7 @@ from .errors import (
     InteractionInOtherSession,
     InteractionMissing,
     RecordExists,
+    RunClaimed,
     RunNotRunning,
     SessionMissing,
     SessionOwnedByOther,
@@ -86,6 +87,19 @@ class InMemoryStore:
                 a.model_copy(deep=True) for a in self._actions.values() if a.interaction_id == interaction_id
             ]
         return sorted(found, key=action_sort_key)
+
+    def claim_run(self, run_id: str, claimed_by: str, lease_expires_at: str, now: str) -> Run:
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None or run.status != "running":
+                raise RunNotRunning("the run is not running")
+            if run.claimed_by is not None:
+                raise RunClaimed(run.model_copy(deep=True))
+            claimed = run.model_copy(
+                update={"claimed_by": claimed_by, "lease_expires_at": lease_expires_at, "updated_at": now}
+            )
+            self._runs[run_id] = claimed
+            return claimed.model_copy(deep=True)
 
     def commit(self, step: StepWrite) -> list[Message]:
         with self._lock:

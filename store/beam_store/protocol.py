@@ -36,6 +36,13 @@ class BeamStore(Protocol):
         """The interaction's actions, pending first, then oldest first."""
         ...
 
+    def claim_run(self, run_id: str, claimed_by: str, lease_expires_at: str, now: str) -> Run:
+        """Claim a running run for one worker, once; returns the claimed run.
+
+        Raises `RunNotRunning` when it is missing or ended, `RunClaimed` when another claim exists.
+        """
+        ...
+
     def commit(self, step: StepWrite) -> list[Message]:
         """Write the whole step or nothing; returns the step's messages with their seq.
 

@@ -97,6 +97,9 @@ class Run(WireModel):
     agent_id: str
     status: RunStatus
     error: ErrorInfo | None = None
+    # the worker executing the run, and until when its claim holds (a worker that died lets it lapse)
+    claimed_by: str | None = None
+    lease_expires_at: str | None = None
     created_at: str
     updated_at: str
     ended_at: str | None = None

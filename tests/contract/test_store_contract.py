@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from beam_store import (
@@ -12,6 +14,7 @@ from beam_store import (
     InteractionBusy,
     InteractionInOtherSession,
     InteractionMissing,
+    RunClaimed,
     RunNotRunning,
     SessionMissing,
     SessionOwnedByOther,
@@ -305,3 +308,42 @@ def test_actions_list_pending_first(store: BeamStore) -> None:
     step, _ = resolve_step(store, s, i, first)
     store.commit(step)
     assert [a.action_id for a in store.list_actions(i.interaction_id)] == [second.action_id, first.action_id]
+
+
+def test_a_running_run_is_claimed_once(store: BeamStore) -> None:
+    s = steps.session(sid())
+    i = steps.interaction(s.session_id)
+    step, r = steps.begin(s, i)
+    store.commit(step)
+    claimed = store.claim_run(r.run_id, "worker-a", "2099-01-01T00:00:00.000000Z", utc_now())
+    assert (claimed.claimed_by, claimed.lease_expires_at) == ("worker-a", "2099-01-01T00:00:00.000000Z")
+    stored = store.get_run(r.run_id)
+    assert stored is not None and stored.claimed_by == "worker-a" and stored.status == "running"
+    with pytest.raises(RunClaimed) as refused:
+        store.claim_run(r.run_id, "worker-b", "2099-01-01T00:00:00.000000Z", utc_now())
+    assert refused.value.current.claimed_by == "worker-a"
+    store.commit(steps.close(s, i, r))
+    with pytest.raises(RunNotRunning):
+        store.claim_run(r.run_id, "worker-c", "2099-01-01T00:00:00.000000Z", utc_now())
+    with pytest.raises(RunNotRunning):
+        store.claim_run(sid(), "worker-c", "2099-01-01T00:00:00.000000Z", utc_now())
+
+
+def test_concurrent_claims_of_one_run_have_one_winner(store: BeamStore) -> None:
+    s = steps.session(sid())
+    i = steps.interaction(s.session_id)
+    step, r = steps.begin(s, i)
+    store.commit(step)
+    barrier = threading.Barrier(8, timeout=30)
+
+    def claim(k: int) -> str:
+        barrier.wait()
+        try:
+            store.claim_run(r.run_id, f"worker-{k}", "2099-01-01T00:00:00.000000Z", utc_now())
+            return "won"
+        except RunClaimed:
+            return "lost"
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        outcomes = list(pool.map(claim, range(8), timeout=60))
+    assert sorted(outcomes) == ["lost"] * 7 + ["won"]
