@@ -16,6 +16,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "BEM-031": (403, "the session belongs to another user"),
     "BEM-040": (409, "the interaction already has a run in progress"),
     "BEM-041": (500, "the agent exceeded its turn limit"),
+    "BEM-042": (409, "the run is being executed by another worker"),
     "BEM-062": (400, "resume needs an interaction_id"),
     "BEM-063": (400, "an action_id is not a UUID"),
     "BEM-064": (400, "the action belongs to another interaction"),
@@ -28,8 +29,10 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "BEM-331": (502, "the tool failed"),
     "BEM-332": (400, "the tool's arguments do not fit its schema"),
     "BEM-333": (404, "the tool is not available to this agent"),
+    "BEM-334": (502, "the tool's outcome is unknown: its worker stopped"),
     "BEM-500": (500, "internal error"),
     "BEM-503": (503, "the store is busy; try again"),
+    "BEM-504": (504, "the worker running the step stopped"),
 }
 
 

@@ -114,6 +114,21 @@ class StreamAck(BaseModel):
     stream: Literal["websocket"] = "websocket"
 
 
+class RunJob(RequestModel):
+    """A step accepted (checked, its opening write done) and waiting for a worker to run the agent."""
+
+    kind: Literal["invoke", "resume"]
+    agent_name: str
+    session_id: str
+    interaction_id: str
+    run_id: str
+    content: list[TextPart] = Field(default_factory=list)
+    action_ids: list[str] = Field(default_factory=list)
+
+    def ack(self) -> StreamAck:
+        return StreamAck(session_id=self.session_id, interaction_id=self.interaction_id, run_id=self.run_id)
+
+
 class FrameHeader(BaseModel):
     session_id: str = ""
     interaction_id: str = ""

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypeVar
 
 from aws_lambda_powertools import Logger
@@ -26,12 +27,16 @@ from beam_store import (
     Message,
     MessageDraft,
     Run,
+    RunClaimed,
+    RunNotRunning,
     Session,
     SessionMissing,
     SessionOwnedByOther,
     StepWrite,
     StoreBusy,
     StoreConflict,
+    TextPart,
+    ToolOutcome,
     ToolResultPart,
     new_id,
     utc_now,
@@ -51,11 +56,14 @@ from .models import (
     InvokeRequest,
     NewMessage,
     ResumeRequest,
+    RunJob,
     RunStartedFrame,
     StreamAck,
 )
 
 logger = Logger(service="riverbeam")
+# a worker holds a run this long; its queue must not redeliver the job sooner (visibility timeout)
+DEFAULT_LEASE_SECONDS = 900
 R = TypeVar("R", bound=BaseModel)
 FrameSink = Callable[[FrameHeader], None]
 _frame_adapter: TypeAdapter[FrameHeader] = TypeAdapter(Frame)
@@ -163,7 +171,17 @@ class _Step:
     history: list[Message]
     content: list[ContentPart]
     resolved: list[Action] = field(default_factory=list)
-    responses: dict[str, ActionResponseEnvelope] = field(default_factory=dict)
+
+    def job(self) -> RunJob:
+        return RunJob(
+            kind=self.kind,
+            agent_name=self.run.agent_name,
+            session_id=self.session.session_id,
+            interaction_id=self.interaction.interaction_id,
+            run_id=self.run.run_id,
+            content=[p for p in self.content if isinstance(p, TextPart)],
+            action_ids=[a.action_id for a in self.resolved],
+        )
 
 
 class _FrameEmitter:
@@ -232,6 +250,22 @@ class RiverBeam:
     ) -> AgentResult | StreamAck:
         """Run the agent on the request: the Result, or with `stream` a StreamAck (frames to `on_frame`)."""
         req = parse_request(InvokeRequest, request)
+        step = self._begin_invoke(req)
+        result = self._run_step(step, on_frame)
+        if req.stream:
+            return step.job().ack()
+        if step.run.status == "failed" and step.run.error is not None:
+            raise BeamError(
+                step.run.error.code if step.run.error.code in _RAISABLE else "BEM-500", step.run.error.message
+            )
+        return result
+
+    @_hide_internal_errors
+    def accept_invoke(self, request: InvokeRequest | dict[str, Any] | str) -> RunJob:
+        """Every check and the opening write of an invoke; `run_job` runs the agent later, in a worker."""
+        return self._begin_invoke(parse_request(InvokeRequest, request)).job()
+
+    def _begin_invoke(self, req: InvokeRequest) -> _Step:
         runner = self._runner(req.agent_name)
         session_id, user = str(req.session_id), req.auth_context
         session, history = self._store.get_session_with_messages(session_id)
@@ -277,7 +311,7 @@ class RiverBeam:
                 messages=[draft],
             )
         )
-        step = _Step(
+        return _Step(
             session=_after(session, written),
             interaction=interaction,
             run=run,
@@ -286,14 +320,6 @@ class RiverBeam:
             history=history + written,
             content=list(req.content),
         )
-        result = self._run_step(step, on_frame)
-        if req.stream:
-            return StreamAck(session_id=session_id, interaction_id=interaction_id, run_id=run.run_id)
-        if step.run.status == "failed" and step.run.error is not None:
-            raise BeamError(
-                step.run.error.code if step.run.error.code in _RAISABLE else "BEM-500", step.run.error.message
-            )
-        return result
 
     @staticmethod
     def _new_run(interaction: Interaction, agent_name: str, now: str) -> Run:
@@ -315,6 +341,16 @@ class RiverBeam:
         self, request: ResumeRequest | dict[str, Any] | str, *, on_frame: FrameSink | None = None
     ) -> StreamAck:
         """Resolve the actions atomically, then run the agent on the responses; frames go to `on_frame`."""
+        step = self._begin_resume(request)
+        self._run_step(step, on_frame)
+        return step.job().ack()
+
+    @_hide_internal_errors
+    def accept_resume(self, request: ResumeRequest | dict[str, Any] | str) -> RunJob:
+        """Every check and the atomic resolution of a resume; `run_job` runs the agent later, in a worker."""
+        return self._begin_resume(request).job()
+
+    def _begin_resume(self, request: ResumeRequest | dict[str, Any] | str) -> _Step:
         if not isinstance(request, ResumeRequest):
             body = parse_body(request)
             if not body.get("interaction_id"):
@@ -445,7 +481,7 @@ class RiverBeam:
                     "response": action.response.status,
                 },
             )
-        step = _Step(
+        return _Step(
             session=_after(session, written),
             interaction=interaction,
             run=run,
@@ -454,10 +490,7 @@ class RiverBeam:
             history=history + written,
             content=list(req.content),
             resolved=resolved,
-            responses=responses,
         )
-        self._run_step(step, on_frame)
-        return StreamAck(session_id=session_id, interaction_id=interaction_id, run_id=run.run_id)
 
     @staticmethod
     def _resolution_messages(action: Action, run: Run, now: str) -> Iterator[MessageDraft]:
@@ -494,6 +527,120 @@ class RiverBeam:
                 ],
             )
 
+    # a job accepted earlier, run by a worker
+
+    @_hide_internal_errors
+    def run_job(
+        self,
+        job: RunJob | dict[str, Any] | str,
+        *,
+        worker_id: str | None = None,
+        lease_seconds: int = DEFAULT_LEASE_SECONDS,
+        on_frame: FrameSink | None = None,
+    ) -> AgentResult | None:
+        """Run an accepted job once, whatever the number of deliveries.
+
+        The worker first claims the run. A run already ended is left alone (None); a run claimed by a
+        worker whose lease holds is refused with BEM-042, to be delivered again later; a run whose
+        lease lapsed (its worker died) is closed `failed`, and the tools it may have run are recorded
+        with an unknown outcome, never run again (None).
+        """
+        job = job if isinstance(job, RunJob) else parse_request(RunJob, job)
+        runner = self._runner(job.agent_name)
+        now = datetime.now(UTC)
+        lease = (now + timedelta(seconds=lease_seconds)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        try:
+            run = self._store.claim_run(job.run_id, worker_id or new_id(), lease, utc_now())
+        except RunNotRunning:
+            logger.info("job of an ended run dropped", extra={"run_id": job.run_id})
+            return None
+        except RunClaimed as claimed:
+            if (claimed.current.lease_expires_at or "") > utc_now():
+                raise BeamError("BEM-042", f"run {job.run_id} is being run by another worker") from None
+            self._close_abandoned(job, claimed.current)
+            return None
+        session, history = self._store.get_session_with_messages(job.session_id)
+        if session is None:
+            raise BeamError("BEM-020", f"session {job.session_id} not found", field="session_id")
+        resolved = [a for a in (self._store.get_action(i) for i in job.action_ids) if a is not None]
+        interaction = Interaction(
+            interaction_id=job.interaction_id,
+            session_id=job.session_id,
+            agent_name=job.agent_name,
+            status="in_progress",
+            created_at=run.created_at,
+            updated_at=run.updated_at,
+        )
+        step = _Step(
+            session=session,
+            interaction=interaction,
+            run=run,
+            kind=job.kind,
+            runner=runner,
+            history=history,
+            content=list(job.content),
+            resolved=resolved,
+        )
+        return self._run_step(step, on_frame)
+
+    def _close_abandoned(self, job: RunJob, run: Run) -> None:
+        """Close `failed` a run whose worker stopped; its tools' outcomes are unknown, not retried."""
+        now = utc_now()
+        lost = ErrorInfo(code="BEM-504", message="the worker running this step stopped before it ended")
+        unknown = ToolOutcome(
+            status="error",
+            error=ErrorInfo(code="BEM-334", message="outcome unknown: the worker stopped while the tool ran"),
+        )
+        actions = [self._store.get_action(i) for i in job.action_ids]
+        open_tools = [
+            a.model_copy(update={"outcome": unknown})
+            for a in actions
+            if a is not None
+            and a.status == "resolved"
+            and a.resolved_run_id == run.run_id
+            and a.outcome is None
+        ]
+        session = self._store.get_session(job.session_id)
+        if session is None:
+            raise BeamError("BEM-020", f"session {job.session_id} not found", field="session_id")
+        interaction = Interaction(
+            interaction_id=job.interaction_id,
+            session_id=job.session_id,
+            agent_name=job.agent_name,
+            status="failed",
+            created_at=run.created_at,
+            updated_at=now,
+        )
+        messages = [
+            MessageDraft(
+                message_id=new_id(),
+                interaction_id=job.interaction_id,
+                run_id=run.run_id,
+                role="tool",
+                created_at=now,
+                content=[
+                    ToolResultPart(tool_call_id=a.action_id, name=a.tool, status="error", error=unknown.error)
+                ],
+            )
+            for a in open_tools
+        ]
+        self._commit(
+            StepWrite(
+                session=session,
+                session_op="update",
+                interaction=interaction,
+                interaction_op="release",
+                run=run.model_copy(
+                    update={"status": "failed", "error": lost, "updated_at": now, "ended_at": now}
+                ),
+                run_op="close",
+                messages=messages,
+                record_outcomes=open_tools,
+                touch_last_active=True,
+            )
+        )
+        logger.warning("abandoned run closed", extra={"run_id": run.run_id, "unknown_tools": len(open_tools)})
+
     # the agent, then the step's closing write
 
     def _run_step(self, step: _Step, on_frame: FrameSink | None) -> AgentResult:
@@ -503,12 +650,13 @@ class RiverBeam:
         actions = [
             ResolvedAction(
                 action_id=a.action_id,
-                status=step.responses[a.action_id].status,
+                status=a.response.status,
                 tool=a.tool,
                 args=a.args,
-                reason=step.responses[a.action_id].reason,
+                reason=a.response.reason,
             )
             for a in step.resolved
+            if a.response is not None
         ]
         agent_input = AgentInput(
             agent_name=step.run.agent_name,

@@ -1,0 +1,103 @@
+"""Accepted steps run later by a worker: once per job whatever the deliveries; a dead worker's run is
+closed failed and its tool is never run twice."""
+
+from __future__ import annotations
+
+import pytest
+from beam_store import BeamStore, ToolResultPart, utc_now
+from riverbeam import AgentResult, BeamError, RunJob
+
+from tests.support.agents import FrameLog, author_beam, invoke_body, resume_body
+from tests.support.stores import snapshot
+
+
+def test_an_accepted_invoke_runs_when_its_job_runs_and_only_once(store: BeamStore) -> None:
+    beam, _ = author_beam(store)
+    job = beam.accept_invoke(invoke_body(stream=True))
+    run = store.get_run(job.run_id)
+    assert run is not None and run.status == "running" and run.claimed_by is None
+    assert [m.role for m in store.list_messages(job.session_id)] == ["human"]
+
+    frames = FrameLog()
+    result = beam.run_job(
+        job.model_dump_json(), worker_id="worker-1", on_frame=frames
+    )  # as read off the queue
+    assert isinstance(result, AgentResult) and result.interrupted
+    assert frames.types()[0] == "run_started" and frames.types()[-1] == "done"
+    assert [f.frame_seq for f in frames] == list(range(len(frames)))
+    ended = store.get_run(job.run_id)
+    assert ended is not None and ended.status == "interrupted" and ended.claimed_by == "worker-1"
+
+    before = snapshot(store)
+    again = FrameLog()
+    assert beam.run_job(job, worker_id="worker-2", on_frame=again) is None  # a duplicate delivery
+    assert snapshot(store) == before and len(again) == 0
+
+
+def test_an_accepted_resume_is_resolved_at_once_and_its_tool_runs_once(store: BeamStore) -> None:
+    beam, counter = author_beam(store)
+    first = beam.invoke(invoke_body())
+    assert isinstance(first, AgentResult)
+    job = beam.accept_resume(resume_body(first))
+    action = store.get_action(first.action_required[0].action_id or "")
+    assert action is not None and action.status == "resolved" and action.resolved_run_id == job.run_id
+    assert counter.pushed == []
+    with pytest.raises(BeamError) as raised:  # resolved in the handler: a second resume loses at once
+        beam.accept_resume(resume_body(first))
+    assert raised.value.code == "BEM-066"
+
+    assert beam.run_job(job) is not None
+    assert beam.run_job(job) is None
+    assert counter.pushed == ["docs/update"]
+    action = store.get_action(first.action_required[0].action_id or "")
+    assert action is not None and action.outcome is not None and action.outcome.status == "ok"
+
+
+def test_a_job_claimed_by_a_live_worker_is_refused_for_later_delivery(store: BeamStore) -> None:
+    beam, _ = author_beam(store)
+    job = beam.accept_invoke(invoke_body(stream=True))
+    store.claim_run(job.run_id, "worker-alive", "2099-01-01T00:00:00.000000Z", utc_now())
+    before = snapshot(store)
+    with pytest.raises(BeamError) as raised:
+        beam.run_job(job, worker_id="worker-2")
+    assert (raised.value.code, raised.value.status) == ("BEM-042", 409)
+    assert snapshot(store) == before
+
+
+def test_a_worker_killed_between_claim_and_outcome_never_runs_the_tool_twice(store: BeamStore) -> None:
+    beam, counter = author_beam(store)
+    first = beam.invoke(invoke_body())
+    assert isinstance(first, AgentResult)
+    job = beam.accept_resume(resume_body(first))
+    # the first worker claimed the run, maybe ran the tool, and died: its lease has lapsed
+    store.claim_run(job.run_id, "worker-dead", "2000-01-01T00:00:00.000000Z", utc_now())
+
+    assert beam.run_job(RunJob.model_validate(job.model_dump()), worker_id="worker-2") is None
+    assert counter.pushed == []
+    run = store.get_run(job.run_id)
+    assert (
+        run is not None and run.status == "failed" and run.error is not None and run.error.code == "BEM-504"
+    )
+    action = store.get_action(first.action_required[0].action_id or "")
+    assert action is not None and action.status == "resolved"
+    assert action.outcome is not None and action.outcome.error is not None
+    assert action.outcome.error.code == "BEM-334"
+    last = store.list_messages(job.session_id)[-1]
+    assert last.role == "tool" and isinstance(last.content[0], ToolResultPart)
+    assert last.content[0].error is not None and last.content[0].error.code == "BEM-334"
+    interaction = store.get_interaction(job.interaction_id)
+    assert interaction is not None and interaction.status == "failed" and interaction.active_run_id is None
+
+    assert beam.run_job(job) is None  # yet another delivery changes nothing
+    with pytest.raises(BeamError) as raised:
+        beam.resume(resume_body(first))
+    assert raised.value.code == "BEM-066"
+    assert counter.pushed == []
+
+
+def test_a_malformed_job_is_bem001(store: BeamStore) -> None:
+    beam, _ = author_beam(store)
+    for bad in ("{", '{"kind": "invoke"}', '{"kind": "other", "agent_name": "a"}'):
+        with pytest.raises(BeamError) as raised:
+            beam.run_job(bad)
+        assert raised.value.code == "BEM-001"
