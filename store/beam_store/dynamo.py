@@ -223,6 +223,8 @@ class DynamoBeamStore:
     def list_messages(
         self, session_id: str, *, after_seq: int = 0, limit: int | None = None
     ) -> list[Message]:
+        if (limit is not None and limit <= 0) or after_seq >= _MAX_SEQ:
+            return []
         items = self._query(
             limit,
             KeyConditionExpression="pk = :pk AND sk BETWEEN :lo AND :hi",

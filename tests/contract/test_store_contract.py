@@ -101,6 +101,8 @@ def test_a_step_writes_every_record_and_numbers_messages(store: BeamStore) -> No
     assert [m.seq for m in messages] == [1, 2, 3]
     assert [m.seq for m in store.list_messages(s.session_id, after_seq=1)] == [2, 3]
     assert [m.seq for m in store.list_messages(s.session_id, after_seq=1, limit=1)] == [2]
+    assert store.list_messages(s.session_id, limit=0) == []
+    assert store.list_messages(s.session_id, after_seq=10**12) == []
     assert [r.run_id for r in store.list_runs(i.interaction_id)] == [r.run_id]
 
 

@@ -78,11 +78,11 @@ def test_invoke_with_an_unknown_interaction_is_bem022(beam: RiverBeam) -> None:
     refused(beam, lambda: beam.invoke(body), "BEM-022", 404)
 
 
-def test_invoke_with_another_sessions_interaction_is_bem065(beam: RiverBeam) -> None:
-    first = interrupted(beam)
-    second = interrupted(beam)
-    body = invoke_body(second.session_id, interaction_id=first.interaction_id)
-    refused(beam, lambda: beam.invoke(body), "BEM-065", 400)
+def test_invoke_with_another_sessions_interaction_is_bem022(beam: RiverBeam) -> None:
+    first = interrupted(beam, user="alice")
+    second = interrupted(beam, user="mallory")  # not told that the interaction exists elsewhere
+    body = invoke_body(second.session_id, user="mallory", interaction_id=first.interaction_id)
+    refused(beam, lambda: beam.invoke(body), "BEM-022", 404)
 
 
 def test_a_second_run_on_a_busy_interaction_is_bem040(store: BeamStore) -> None:
@@ -299,3 +299,45 @@ def test_a_run_whose_closing_write_fails_is_closed_failed_not_left_running() -> 
     )
     interaction = store.get_interaction(message.interaction_id)
     assert interaction is not None and interaction.active_run_id is None and interaction.status == "failed"
+
+
+@pytest.mark.parametrize("body", ["[" * 100_000, '{"a": NaN}', '{"text": "\\ud800"}'])
+def test_bodies_json_cannot_carry_are_bem001(beam: RiverBeam, body: str) -> None:
+    refused(beam, lambda: beam.invoke(body), "BEM-001", 400)
+
+
+def test_a_non_string_action_id_is_bem063(beam: RiverBeam) -> None:
+    first = interrupted(beam)
+    body = resume_body(first)
+    body["actions"][0]["action_id"] = 123
+    refused(beam, lambda: beam.resume(body), "BEM-063", 400)
+
+
+def test_ownership_is_checked_before_the_rest_of_the_body(beam: RiverBeam) -> None:
+    first = interrupted(beam, user="alice")
+    body = resume_body(first, user="mallory")
+    body["actions"][0]["status"] = "approved"
+    refused(beam, lambda: beam.resume(body), "BEM-031", 403)
+
+
+def test_each_check_runs_over_every_action_before_the_next(beam: RiverBeam) -> None:
+    first = interrupted(beam)
+    body = resume_body(first)
+    body["actions"][0]["payload"] = {"tool": "git_push", "args": {"ref": "main"}}  # would be BEM-067
+    body["actions"].append({"action_id": str(uuid.uuid4()), "status": "submitted"})  # BEM-027 comes first
+    refused(beam, lambda: beam.resume(body), "BEM-027", 404)
+
+
+def test_a_runner_giving_an_action_id_that_is_not_a_uuid_fails_its_run(store: BeamStore) -> None:
+    class BadIds:
+        def run(self, input: Any, emit: Any) -> AgentResult:
+            return AgentResult(action_required=[{"action_id": "call-1", "tool": "t"}])  # type: ignore[list-item]
+
+    beam = RiverBeam(store)
+    beam.register_agent("author", BadIds())
+    body = invoke_body()
+    with pytest.raises(BeamError) as raised:
+        beam.invoke(body)
+    assert raised.value.code == "BEM-500"
+    [message] = store.list_messages(body["session_id"])
+    assert store.list_actions(message.interaction_id) == []

@@ -244,3 +244,23 @@ def test_a_custom_runner_gets_the_stored_tool_and_args(store: BeamStore) -> None
 def test_agent_id_is_a_stable_uuid5() -> None:
     assert agent_id_for("author") == str(uuid.uuid5(uuid.NAMESPACE_URL, "riverbeam:agent:author"))
     assert agent_id_for("author") != agent_id_for("reviewer")
+
+
+def test_a_tool_that_ran_keeps_its_outcome_when_the_agent_fails_afterwards(store: BeamStore) -> None:
+    counter = PushCounter()
+    # the script ends after the tool call: the model has no turn left once the push has run
+    model = ScriptedModel([ModelTurn(tool_calls=[ToolCall(name="git_push", args={"ref": "docs/update"})])])
+    beam = RiverBeam(store)
+    beam.register_agent("author", ToolAgentRunner(model=model, tools=[counter.tool()]))
+    result = beam.invoke(invoke_body())
+    assert isinstance(result, AgentResult)
+    ack = beam.resume(resume_body(result))
+    assert counter.pushed == ["docs/update"]
+    run = store.get_run(ack.run_id)
+    assert run is not None and run.status == "failed"
+    action = store.get_action(result.action_required[0].action_id or "")
+    assert (
+        action is not None and action.outcome is not None and action.outcome.output == {"ref": "docs/update"}
+    )
+    tool_messages = [m for m in store.list_messages(ack.session_id) if m.role == "tool"]
+    assert len(tool_messages) == 1

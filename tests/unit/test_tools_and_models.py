@@ -14,6 +14,7 @@ from riverbeam import (
     InvokeRequest,
     ModelTurn,
     NewMessage,
+    RunnerFailure,
     ScriptedModel,
     ToolAgentRunner,
     ToolCall,
@@ -90,9 +91,11 @@ def test_runner_stops_after_its_turn_limit() -> None:
     agent_input = AgentInput(
         agent_name="a", session_id="s", interaction_id="i", run_id="r", user_id="u", history=[]
     )
-    with pytest.raises(BeamError) as raised:
+    with pytest.raises(RunnerFailure) as raised:
         runner.run(agent_input, lambda frame: None)
-    assert raised.value.code == "BEM-041"
+    assert isinstance(raised.value.cause, BeamError) and raised.value.cause.code == "BEM-041"
+    # what ran before the limit is handed back, to be stored
+    assert [m.role for m in raised.value.partial.messages] == ["ai", "tool"] * 3
 
 
 def test_runner_reports_an_unknown_tool_to_the_model() -> None:

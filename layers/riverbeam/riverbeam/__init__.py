@@ -1,6 +1,6 @@
 """Riverbeam: a runtime for AI agents that ask a person before they act."""
 
-from .agents import AgentInput, AgentRunner, Emit, ResolvedAction, agent_id_for
+from .agents import AgentInput, AgentRunner, Emit, ResolvedAction, RunnerFailure, agent_id_for
 from .errors import CATALOGUE, BeamError, ToolError
 from .llm import AuthorOfflineModel, ChatModel, ModelTurn, ScriptedModel, ToolCall
 from .models import (
@@ -49,6 +49,7 @@ __all__ = [
     "RiverBeam",
     "RunJob",
     "RunStartedFrame",
+    "RunnerFailure",
     "ScriptedModel",
     "StreamAck",
     "TextDeltaFrame",

@@ -42,6 +42,15 @@ class AgentInput(BaseModel):
     actions: list[ResolvedAction] = Field(default_factory=list)
 
 
+class RunnerFailure(Exception):
+    """A runner failed after doing work that must be kept: `partial` holds its messages and tool outcomes."""
+
+    def __init__(self, cause: BaseException, partial: AgentResult) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.partial = partial
+
+
 @runtime_checkable
 class AgentRunner(Protocol):
     def run(self, input: AgentInput, emit: Emit) -> AgentResult: ...

@@ -16,9 +16,10 @@ OnText = Callable[[str], None]
 
 
 class ToolCall(BaseModel):
+    """A call the model asks for; the runner gives it a fresh UUID, which becomes the action's id."""
+
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
-    id: str | None = None
 
 
 class ModelTurn(BaseModel):

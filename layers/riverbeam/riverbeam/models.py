@@ -50,7 +50,7 @@ class ActionPayload(RequestModel):
 
 
 class ActionResponseEnvelope(RequestModel):
-    # a str here: a malformed id is BEM-063, checked after ownership, not BEM-001
+    # checked as a UUID before the body is validated: a malformed id is BEM-063, not BEM-001
     action_id: str
     kind: Literal["confirmation"] = "confirmation"
     request_id: UuidStr = Field(default_factory=uuid.uuid4)
@@ -59,12 +59,25 @@ class ActionResponseEnvelope(RequestModel):
     reason: str | None = None
 
 
+class ResumeHead(BaseModel):
+    """What the resume checks need before the rest of the body is validated."""
+
+    agent_name: str = Field(min_length=1)
+    session_id: UuidStr
+    interaction_id: UuidStr
+    auth_context: AuthContext
+
+
+# one resume is one transaction: its actions, their messages and the run stay under DynamoDB's 100 items
+MAX_ACTIONS_PER_RESUME = 25
+
+
 class ResumeRequest(RequestModel):
     agent_name: str = Field(min_length=1)
     session_id: UuidStr
     interaction_id: UuidStr
     content: InputContent = Field(default_factory=list)
-    actions: list[ActionResponseEnvelope] = Field(min_length=1)
+    actions: list[ActionResponseEnvelope] = Field(min_length=1, max_length=MAX_ACTIONS_PER_RESUME)
     stream: bool = True
     auth_context: AuthContext
 

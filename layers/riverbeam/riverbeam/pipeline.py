@@ -44,7 +44,7 @@ from beam_store import (
 from beam_store.records import ContentPart
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from .agents import AgentInput, AgentRunner, ResolvedAction, agent_id_for
+from .agents import AgentInput, AgentRunner, ResolvedAction, RunnerFailure, agent_id_for
 from .errors import BeamError
 from .models import (
     ActionResponseEnvelope,
@@ -55,6 +55,7 @@ from .models import (
     FrameHeader,
     InvokeRequest,
     NewMessage,
+    ResumeHead,
     ResumeRequest,
     RunJob,
     RunStartedFrame,
@@ -82,12 +83,22 @@ def parse_body(body: Any) -> dict[str, Any]:
     """A request body (a dict, or JSON text) as a dict, else BEM-001."""
     if isinstance(body, str | bytes | bytearray):
         try:
-            body = json.loads(body)
-        except ValueError:
-            raise BeamError("BEM-001", "the body is not JSON") from None
+            body = json.loads(body, parse_constant=_no_constant)
+        except (ValueError, RecursionError):
+            raise BeamError("BEM-001", "the body is not JSON (or nests too deeply)") from None
     if not isinstance(body, dict):
         raise BeamError("BEM-001", "the body must be a JSON object")
+    try:  # what cannot be stored is refused here, not half-way through a step
+        json.dumps(body, ensure_ascii=False, allow_nan=False).encode()
+    except (ValueError, TypeError, RecursionError):
+        raise BeamError(
+            "BEM-001", "the body holds values JSON cannot carry (NaN, Infinity, lone surrogates)"
+        ) from None
     return body
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def parse_request(model: type[R], body: Any) -> R:
@@ -109,7 +120,8 @@ def _store_error(error: StoreConflict | StoreBusy) -> BeamError:
         case InteractionMissing():
             return BeamError("BEM-022", field="interaction_id")
         case InteractionInOtherSession():
-            return BeamError("BEM-065", field="interaction_id")
+            # on invoke: not found (or not the caller's), never telling that it exists elsewhere
+            return BeamError("BEM-022", field="interaction_id")
         case InteractionBusy():
             return BeamError("BEM-040", field="interaction_id")
         case StoreBusy():
@@ -157,6 +169,65 @@ def _hide_internal_errors(method: F) -> F:
             raise BeamError("BEM-500") from None
 
     return guarded  # type: ignore[return-value]
+
+
+def _as_failure(error: BaseException) -> BeamError:
+    if isinstance(error, BeamError):
+        return error
+    logger.error("agent run failed", exc_info=error)
+    return BeamError("BEM-500", "the agent failed")
+
+
+def _check_result(result: object) -> None:
+    """Refuse a result the store could not keep straight."""
+    if not isinstance(result, AgentResult):
+        raise TypeError(f"the runner returned {type(result).__name__}, not an AgentResult")
+    if result.action_required:
+        result.interrupted = True
+    elif result.interrupted:
+        raise ValueError("an interrupted result must name at least one action")
+    given = [r.action_id for r in result.action_required if r.action_id is not None]
+    if any(not _is_uuid(i) for i in given) or len(set(given)) != len(given):
+        raise ValueError(f"action ids must be distinct UUIDs, got {given}")
+
+
+_CHECK_ORDER = ["BEM-027", "BEM-064", "BEM-065", "BEM-066", "BEM-067", "BEM-068"]
+
+
+def _is_uuid(value: object) -> bool:
+    try:
+        uuid.UUID(str(value))
+    except ValueError:
+        return False
+    return isinstance(value, str)
+
+
+def _response_error(
+    action_id: str,
+    stored: Action | None,
+    envelope: ActionResponseEnvelope,
+    interaction_id: str,
+    session_id: str,
+    req: ResumeRequest,
+) -> BeamError | None:
+    """The first check this response fails, in the contract's order; None if it can resolve the action."""
+    error = _action_error(action_id, stored, interaction_id, session_id, req.auth_context.user_id)
+    if error is not None or stored is None:
+        return error
+    if envelope.payload is not None and (envelope.payload.tool, envelope.payload.args) != (
+        stored.tool,
+        stored.args,
+    ):
+        return BeamError(
+            "BEM-067",
+            f"action {action_id} asks for {stored.tool} with other args than the response names",
+            field="actions.payload",
+        )
+    if stored.agent_name != req.agent_name:
+        return BeamError(
+            "BEM-068", f"action {action_id} was requested by agent {stored.agent_name!r}", field="agent_name"
+        )
+    return None
 
 
 @dataclass
@@ -351,34 +422,34 @@ class RiverBeam:
         return self._begin_resume(request).job()
 
     def _begin_resume(self, request: ResumeRequest | dict[str, Any] | str) -> _Step:
-        if not isinstance(request, ResumeRequest):
-            body = parse_body(request)
-            if not body.get("interaction_id"):
-                raise BeamError(
-                    "BEM-062", "resume needs the interaction_id it resumes", field="interaction_id"
-                )
-            request = body
-        req = parse_request(ResumeRequest, request)
-        runner = self._runner(req.agent_name)
+        # the contract's order: 062, then ownership (031), then action ids (063), and only then the rest of
+        # the body (BEM-001), so a specific code is never hidden behind the generic one
+        body = request.model_dump(mode="json") if isinstance(request, ResumeRequest) else parse_body(request)
+        if not body.get("interaction_id"):
+            raise BeamError("BEM-062", "resume needs the interaction_id it resumes", field="interaction_id")
+        head = parse_request(ResumeHead, body)
+        runner = self._runner(head.agent_name)
         session_id, interaction_id, user = (
-            str(req.session_id),
-            str(req.interaction_id),
-            req.auth_context.user_id,
+            str(head.session_id),
+            str(head.interaction_id),
+            head.auth_context.user_id,
         )
         session, history = self._store.get_session_with_messages(session_id)
         if session is None:
             raise BeamError("BEM-020", f"session {session_id} not found", field="session_id")
         if session.user_id != user:
             raise BeamError("BEM-031", field="session_id")
+        raw_actions = body.get("actions")
+        for i, raw in enumerate(raw_actions if isinstance(raw_actions, list) else []):
+            if isinstance(raw, dict) and "action_id" in raw and not _is_uuid(raw["action_id"]):
+                raise BeamError(
+                    "BEM-063", f"actions[{i}].action_id is not a UUID", field=f"actions.{i}.action_id"
+                )
+        req = parse_request(ResumeRequest, body)
 
         responses: dict[str, ActionResponseEnvelope] = {}
         for i, envelope in enumerate(req.actions):
-            try:
-                action_id = str(uuid.UUID(envelope.action_id))
-            except ValueError:
-                raise BeamError(
-                    "BEM-063", f"actions[{i}].action_id is not a UUID", field=f"actions.{i}.action_id"
-                ) from None
+            action_id = str(uuid.UUID(envelope.action_id))
             if action_id in responses:
                 raise BeamError(
                     "BEM-001",
@@ -398,27 +469,20 @@ class RiverBeam:
         )
         run = self._new_run(interaction, req.agent_name, now)
         resolved: list[Action] = []
+        found = {action_id: self._store.get_action(action_id) for action_id in responses}
+        failures = [
+            _response_error(action_id, found[action_id], envelope, interaction_id, session_id, req)
+            for action_id, envelope in responses.items()
+        ]
+        # each check over every action before the next check, as the contract orders them
+        first = min(
+            (f for f in failures if f is not None), key=lambda f: _CHECK_ORDER.index(f.code), default=None
+        )
+        if first is not None:
+            raise first
         for action_id, envelope in responses.items():
-            stored = self._store.get_action(action_id)
-            error = _action_error(action_id, stored, interaction_id, session_id, user)
-            if error is not None:
-                raise error
+            stored = found[action_id]
             assert stored is not None
-            if envelope.payload is not None and (envelope.payload.tool, envelope.payload.args) != (
-                stored.tool,
-                stored.args,
-            ):
-                raise BeamError(
-                    "BEM-067",
-                    f"action {action_id} asks for {stored.tool} with other args than the response names",
-                    field="actions.payload",
-                )
-            if stored.agent_name != req.agent_name:
-                raise BeamError(
-                    "BEM-068",
-                    f"action {action_id} was requested by agent {stored.agent_name!r}",
-                    field="agent_name",
-                )
             resolved.append(
                 stored.model_copy(
                     update={
@@ -670,22 +734,20 @@ class RiverBeam:
             actions=actions,
         )
         failure: BeamError | None = None
+        partial = AgentResult()
         with self._log_context(step):
             try:
                 result = step.runner.run(agent_input, emitter.emit)
                 if not isinstance(result, AgentResult):
                     raise TypeError(f"the runner returned {type(result).__name__}, not an AgentResult")
-                if result.action_required:
-                    result.interrupted = True
-                elif result.interrupted:
-                    raise ValueError("an interrupted result must name at least one action")
-            except BeamError as error:
-                failure = error
-            except Exception:
-                logger.exception("agent run failed")
-                failure = BeamError("BEM-500", "the agent failed")
+                _check_result(result)
+            except RunnerFailure as failed:
+                failure = _as_failure(failed.cause)
+                partial = failed.partial
+            except Exception as error:
+                failure = _as_failure(error)
             if failure is not None:
-                result = AgentResult()
+                result = partial
             try:
                 self._close_step(step, result, failure)
             except BeamError as error:
@@ -736,63 +798,63 @@ class RiverBeam:
             update={"status": run_status, "error": error, "updated_at": now, "ended_at": now}
         )
         drafts, outcomes, opened = [], [], []
-        if failure is None:
-            submitted = {a.action_id: a for a in step.resolved if a.status == "resolved"}
-            outcomes = [
-                submitted[i].model_copy(update={"outcome": o})
-                for i, o in result.tool_outcomes.items()
-                if i in submitted
-            ]
-            messages = list(result.messages) or (
-                [NewMessage(role="ai", content=result.content)] if result.content else []
-            )
-            answered = {p.tool_call_id for m in messages for p in m.content if isinstance(p, ToolResultPart)}
-            missing = [
-                NewMessage(
-                    role="tool",
-                    content=[
-                        ToolResultPart(
-                            tool_call_id=a.action_id,
-                            name=a.tool,
-                            status=a.outcome.status if a.outcome else "error",
-                            output=a.outcome.output if a.outcome else None,
-                            error=a.outcome.error if a.outcome else None,
-                        )
-                    ],
-                )
-                for a in outcomes
-                if a.action_id not in answered
-            ]
-            drafts = [
-                MessageDraft(
-                    message_id=new_id(),
-                    interaction_id=interaction.interaction_id,
-                    run_id=run.run_id,
-                    role=m.role,
-                    type=m.type,
-                    content=m.content,
-                    created_at=now,
-                )
-                for m in missing + messages
-            ]
-            for request in result.action_required:
-                request.action_id = request.action_id or new_id()
-                opened.append(
-                    Action(
-                        action_id=request.action_id,
-                        session_id=run.session_id,
-                        interaction_id=run.interaction_id,
-                        run_id=run.run_id,
-                        user_id=step.session.user_id,
-                        agent_name=run.agent_name,
-                        kind=request.kind,
-                        tool=request.tool,
-                        args=request.args,
-                        status="pending",
-                        created_at=now,
-                        updated_at=now,
+        # what ran is kept even when the run failed; only a run that ended well opens actions
+        submitted = {a.action_id: a for a in step.resolved if a.status == "resolved"}
+        outcomes = [
+            submitted[i].model_copy(update={"outcome": o})
+            for i, o in result.tool_outcomes.items()
+            if i in submitted
+        ]
+        messages = list(result.messages) or (
+            [NewMessage(role="ai", content=result.content)] if result.content else []
+        )
+        answered = {p.tool_call_id for m in messages for p in m.content if isinstance(p, ToolResultPart)}
+        missing = [
+            NewMessage(
+                role="tool",
+                content=[
+                    ToolResultPart(
+                        tool_call_id=a.action_id,
+                        name=a.tool,
+                        status=a.outcome.status if a.outcome else "error",
+                        output=a.outcome.output if a.outcome else None,
+                        error=a.outcome.error if a.outcome else None,
                     )
+                ],
+            )
+            for a in outcomes
+            if a.action_id not in answered
+        ]
+        drafts = [
+            MessageDraft(
+                message_id=new_id(),
+                interaction_id=interaction.interaction_id,
+                run_id=run.run_id,
+                role=m.role,
+                type=m.type,
+                content=m.content,
+                created_at=now,
+            )
+            for m in missing + messages
+        ]
+        for request in result.action_required if failure is None else []:
+            request.action_id = request.action_id or new_id()
+            opened.append(
+                Action(
+                    action_id=request.action_id,
+                    session_id=run.session_id,
+                    interaction_id=run.interaction_id,
+                    run_id=run.run_id,
+                    user_id=step.session.user_id,
+                    agent_name=run.agent_name,
+                    kind=request.kind,
+                    tool=request.tool,
+                    args=request.args,
+                    status="pending",
+                    created_at=now,
+                    updated_at=now,
                 )
+            )
         self._commit(
             StepWrite(
                 session=step.session,

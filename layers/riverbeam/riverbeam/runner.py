@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from beam_store.records import ErrorInfo, TextPart, ToolCallPart, ToolOutcome, ToolResultPart, new_id
 
-from .agents import AgentInput, Emit
+from .agents import AgentInput, Emit, RunnerFailure
 from .errors import BeamError, ToolError
 from .llm import ChatModel
 from .models import (
@@ -32,9 +32,17 @@ class ToolAgentRunner:
         self.max_turns = max_turns
 
     def run(self, input: AgentInput, emit: Emit) -> AgentResult:
-        conversation = [NewMessage(role=m.role, type=m.type, content=m.content) for m in input.history]
         produced: list[NewMessage] = []
         outcomes: dict[str, ToolOutcome] = {}
+        try:
+            return self._run(input, emit, produced, outcomes)
+        except Exception as error:  # tools that ran before the failure must still be recorded
+            raise RunnerFailure(error, AgentResult(messages=produced, tool_outcomes=outcomes)) from error
+
+    def _run(
+        self, input: AgentInput, emit: Emit, produced: list[NewMessage], outcomes: dict[str, ToolOutcome]
+    ) -> AgentResult:
+        conversation = [NewMessage(role=m.role, type=m.type, content=m.content) for m in input.history]
 
         def add(message: NewMessage) -> None:
             produced.append(message)
@@ -59,9 +67,7 @@ class ToolAgentRunner:
                 conversation, list(self.tools.values()), lambda text: emit(TextDeltaFrame(text=text))
             )
             text = [TextPart(text=turn.text)] if turn.text else []
-            calls = [
-                ToolCallPart(tool_call_id=c.id or new_id(), name=c.name, args=c.args) for c in turn.tool_calls
-            ]
+            calls = [ToolCallPart(tool_call_id=new_id(), name=c.name, args=c.args) for c in turn.tool_calls]
             add(NewMessage(role="ai", content=[*text, *calls]))
             if not calls:
                 return AgentResult(content=text, messages=produced, tool_outcomes=outcomes)
