@@ -177,9 +177,19 @@ class _Retry(Exception):
 
 
 class DynamoBeamStore:
-    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        table_name: str,
+        *,
+        max_attempts: int = MAX_ATTEMPTS,
+        max_seconds: float = MAX_SECONDS,
+    ) -> None:
         self.client = client
         self.table_name = table_name
+        # how long one step may keep losing to other writers of its session before StoreBusy
+        self.max_attempts = max_attempts
+        self.max_seconds = max_seconds
 
     @classmethod
     def connect(cls, table_name: str, *, client: DynamoDBClient | None = None) -> DynamoBeamStore:
@@ -310,7 +320,7 @@ class DynamoBeamStore:
         session_exists = step.session_op == "update"
         expected_seq = step.session.last_seq
         started = time.monotonic()
-        for attempt in range(MAX_ATTEMPTS):
+        for attempt in range(self.max_attempts):
             items, tags = self._transaction(step, session_exists, expected_seq)
             try:
                 self.client.transact_write_items(
@@ -326,13 +336,15 @@ class DynamoBeamStore:
                     current_session = None
                 if current_session is not None:
                     session_exists, expected_seq = True, current_session.last_seq
-                if time.monotonic() - started > MAX_SECONDS:
+                if time.monotonic() - started > self.max_seconds:
                     break
                 # jitter spreads writers that lost to the same winner
                 time.sleep(random.uniform(0, min(BACKOFF_CAP_SECONDS, 0.002 * 2 ** min(attempt, 8))))
                 continue
             return _messages_from(step, expected_seq if session_exists else 0)
-        raise StoreBusy(f"the step was refused for contention {MAX_ATTEMPTS} times or for {MAX_SECONDS}s")
+        raise StoreBusy(
+            f"the step was refused for contention {self.max_attempts} times or for {self.max_seconds}s"
+        )
 
     def _raise_conflict(
         self, step: StepWrite, tags: list[Tag], reasons: Sequence[Mapping[str, Any]]

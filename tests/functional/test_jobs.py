@@ -3,9 +3,11 @@ closed failed and its tool is never run twice."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from beam_store import BeamStore, ToolResultPart, utc_now
-from riverbeam import AgentResult, BeamError, RunJob
+from beam_store import BeamStore, InMemoryStore, Message, StepWrite, StoreBusy, ToolResultPart, utc_now
+from riverbeam import AgentResult, BeamError, RiverBeam, RunJob
 
 from tests.support.agents import FrameLog, author_beam, invoke_body, resume_body
 from tests.support.stores import snapshot
@@ -101,3 +103,88 @@ def test_a_malformed_job_is_bem001(store: BeamStore) -> None:
         with pytest.raises(BeamError) as raised:
             beam.run_job(bad)
         assert raised.value.code == "BEM-001"
+
+
+def test_a_stale_job_naming_an_action_another_run_resolved_runs_no_tool(store: BeamStore) -> None:
+    beam, counter = author_beam(store)
+    first = beam.invoke(invoke_body())
+    assert isinstance(first, AgentResult)
+    job = beam.accept_resume(resume_body(first))
+    beam.run_job(job)
+    assert counter.pushed == ["docs/update"]
+    second = beam.invoke(invoke_body(first.session_id))
+    assert isinstance(second, AgentResult)
+    stale = beam.accept_resume(resume_body(second)).model_copy(update={"action_ids": job.action_ids})
+    beam.run_job(stale)
+    assert counter.pushed == ["docs/update"]
+
+
+def test_a_worker_without_the_agent_closes_the_run_failed(store: BeamStore) -> None:
+    beam, _ = author_beam(store)
+    job = beam.accept_invoke(invoke_body(stream=True))
+    other_worker = RiverBeam(store)  # deployed without the `author` agent
+    with pytest.raises(BeamError) as raised:
+        other_worker.run_job(job)
+    assert raised.value.code == "BEM-021"
+    run = store.get_run(job.run_id)
+    assert (
+        run is not None and run.status == "failed" and run.error is not None and run.error.code == "BEM-021"
+    )
+    interaction = store.get_interaction(job.interaction_id)
+    assert interaction is not None and interaction.active_run_id is None
+
+
+def test_a_store_outage_after_the_claim_fails_the_run_without_marking_tools_unknown() -> None:
+    class ReadsFail(InMemoryStore):
+        failing = False
+
+        def get_session_with_messages(self, session_id: str) -> Any:
+            if self.failing:
+                raise StoreBusy("simulated")
+            return super().get_session_with_messages(session_id)
+
+    store = ReadsFail()
+    beam, counter = author_beam(store)
+    first = beam.invoke(invoke_body())
+    assert isinstance(first, AgentResult)
+    job = beam.accept_resume(resume_body(first))
+    store.failing = True
+    with pytest.raises(BeamError):
+        beam.run_job(job)
+    store.failing = False
+    run = store.get_run(job.run_id)
+    assert run is not None and run.status == "failed"
+    action = store.get_action(job.action_ids[0])
+    assert action is not None and action.outcome is None and counter.pushed == []
+
+
+def test_when_the_closing_write_fails_the_fallback_keeps_the_tool_outcome() -> None:
+    store = InMemoryStore()
+    beam, counter = author_beam(store)
+    first = beam.invoke(invoke_body())
+    assert isinstance(first, AgentResult)
+    job = beam.accept_resume(resume_body(first))
+    worker = RiverBeam(_Refusing(store))  # a store that refuses the close carrying the agent's reply
+    worker.register_agent("author", beam._agents["author"])
+    worker.run_job(job)
+    assert counter.pushed == ["docs/update"]
+    action = store.get_action(job.action_ids[0])
+    assert action is not None and action.outcome is not None and action.outcome.status == "ok"
+    run = store.get_run(job.run_id)
+    assert run is not None and run.status == "failed"
+    assert [m.role for m in store.list_messages(job.session_id)][-1] == "tool"
+
+
+class _Refusing:
+    """Delegates to a store but refuses closing writes that carry agent messages."""
+
+    def __init__(self, inner: InMemoryStore) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def commit(self, step: StepWrite) -> list[Message]:
+        if step.run_op == "close" and any(d.role == "ai" for d in step.messages):
+            raise StoreBusy("simulated")
+        return self.inner.commit(step)

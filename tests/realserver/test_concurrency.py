@@ -79,7 +79,7 @@ def test_eight_writers_to_one_session_get_dense_unique_seqs(store: BeamStore) ->
             beam.invoke(invoke_body(session_id, text=f"w{k}-{i}"))
 
     outcomes = race(8, writer)
-    assert all(o is None for o in outcomes), outcomes
+    assert [o for o in outcomes if o is not None] == []
     messages = store.list_messages(session_id)
     assert [m.seq for m in messages] == list(range(1, 202))
     texts = [m.content[0].text for m in messages[1:]]  # type: ignore[union-attr]

@@ -38,6 +38,13 @@ def serialized_moto() -> Iterator[None]:
         BotocoreStubber.process_request = original  # type: ignore[method-assign]
 
 
+def _contended(store: DynamoBeamStore) -> DynamoBeamStore:
+    """The serialized moto backends answer one request at a time, far slower than DynamoDB under 8
+    contending writers: give a step more time to win than the production default."""
+    store.max_attempts, store.max_seconds = 2000, 180.0
+    return store
+
+
 def dynamodb_client(endpoint_url: str | None = None) -> Any:
     config = Config(retries={"max_attempts": 3, "mode": "standard"}, max_pool_connections=32)
     return boto3.client("dynamodb", region_name=REGION, endpoint_url=endpoint_url, config=config)
@@ -46,11 +53,15 @@ def dynamodb_client(endpoint_url: str | None = None) -> Any:
 @contextmanager
 def moto_store() -> Iterator[DynamoBeamStore]:
     with mock_aws(), serialized_moto():
-        yield DynamoBeamStore.connect(f"riverbeam-{uuid.uuid4().hex[:8]}", client=dynamodb_client())
+        yield _contended(
+            DynamoBeamStore.connect(f"riverbeam-{uuid.uuid4().hex[:8]}", client=dynamodb_client())
+        )
 
 
 def server_store(endpoint_url: str) -> DynamoBeamStore:
-    return DynamoBeamStore.connect(f"riverbeam-{uuid.uuid4().hex[:8]}", client=dynamodb_client(endpoint_url))
+    return _contended(
+        DynamoBeamStore.connect(f"riverbeam-{uuid.uuid4().hex[:8]}", client=dynamodb_client(endpoint_url))
+    )
 
 
 def snapshot(store: Any) -> Any:

@@ -178,10 +178,16 @@ def _as_failure(error: BaseException) -> BeamError:
     return BeamError("BEM-500", "the agent failed")
 
 
-def _check_result(result: object) -> None:
-    """Refuse a result the store could not keep straight."""
+def _checked_result(result: object, *, finished: bool = True) -> AgentResult:
+    """The runner's result validated afresh (its lists may have changed since it was built); refuses a
+    result the store could not keep straight."""
     if not isinstance(result, AgentResult):
         raise TypeError(f"the runner returned {type(result).__name__}, not an AgentResult")
+    result = AgentResult.model_validate(
+        {name: getattr(result, name) for name in AgentResult.model_fields}, from_attributes=True
+    )
+    if not finished:
+        return result
     if result.action_required:
         result.interrupted = True
     elif result.interrupted:
@@ -189,6 +195,7 @@ def _check_result(result: object) -> None:
     given = [r.action_id for r in result.action_required if r.action_id is not None]
     if any(not _is_uuid(i) for i in given) or len(set(given)) != len(given):
         raise ValueError(f"action ids must be distinct UUIDs, got {given}")
+    return result
 
 
 _CHECK_ORDER = ["BEM-027", "BEM-064", "BEM-065", "BEM-066", "BEM-067", "BEM-068"]
@@ -610,7 +617,6 @@ class RiverBeam:
         with an unknown outcome, never run again (None).
         """
         job = job if isinstance(job, RunJob) else parse_request(RunJob, job)
-        runner = self._runner(job.agent_name)
         now = datetime.now(UTC)
         lease = (now + timedelta(seconds=lease_seconds)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         try:
@@ -621,12 +627,25 @@ class RiverBeam:
         except RunClaimed as claimed:
             if (claimed.current.lease_expires_at or "") > utc_now():
                 raise BeamError("BEM-042", f"run {job.run_id} is being run by another worker") from None
-            self._close_abandoned(job, claimed.current)
+            lost = BeamError("BEM-504", "the worker running this step stopped before it ended")
+            self._close_failed_job(job, claimed.current, lost, tools_may_have_run=True)
             return None
-        session, history = self._store.get_session_with_messages(job.session_id)
-        if session is None:
-            raise BeamError("BEM-020", f"session {job.session_id} not found", field="session_id")
-        resolved = [a for a in (self._store.get_action(i) for i in job.action_ids) if a is not None]
+        # the run is ours now: whatever goes wrong from here closes it, so it never stays running
+        try:
+            runner = self._runner(job.agent_name)
+            session, history = self._store.get_session_with_messages(job.session_id)
+            if session is None:
+                raise BeamError("BEM-020", f"session {job.session_id} not found", field="session_id")
+            # only actions this run resolved and nobody ran: a stale job cannot run a tool again
+            resolved = [
+                a
+                for a in (self._store.get_action(i) for i in job.action_ids)
+                if a is not None and a.resolved_run_id == run.run_id and a.outcome is None
+            ]
+        except Exception as error:
+            failure = _as_failure(error)
+            self._close_failed_job(job, run, failure, tools_may_have_run=False)
+            raise failure from None
         interaction = Interaction(
             interaction_id=job.interaction_id,
             session_id=job.session_id,
@@ -647,15 +666,18 @@ class RiverBeam:
         )
         return self._run_step(step, on_frame)
 
-    def _close_abandoned(self, job: RunJob, run: Run) -> None:
-        """Close `failed` a run whose worker stopped; its tools' outcomes are unknown, not retried."""
+    def _close_failed_job(
+        self, job: RunJob, run: Run, failure: BeamError, *, tools_may_have_run: bool
+    ) -> None:
+        """Close `failed` a run that cannot go on. Where its worker died, the tools it may have run get an
+        unknown outcome: they are never run again."""
         now = utc_now()
-        lost = ErrorInfo(code="BEM-504", message="the worker running this step stopped before it ended")
+        lost = ErrorInfo(code=failure.code, message=failure.message)
         unknown = ToolOutcome(
             status="error",
             error=ErrorInfo(code="BEM-334", message="outcome unknown: the worker stopped while the tool ran"),
         )
-        actions = [self._store.get_action(i) for i in job.action_ids]
+        actions = [self._store.get_action(i) for i in job.action_ids] if tools_may_have_run else []
         open_tools = [
             a.model_copy(update={"outcome": unknown})
             for a in actions
@@ -703,7 +725,10 @@ class RiverBeam:
                 touch_last_active=True,
             )
         )
-        logger.warning("abandoned run closed", extra={"run_id": run.run_id, "unknown_tools": len(open_tools)})
+        logger.warning(
+            "run closed failed",
+            extra={"run_id": run.run_id, "code": failure.code, "unknown_tools": len(open_tools)},
+        )
 
     # the agent, then the step's closing write
 
@@ -737,27 +762,30 @@ class RiverBeam:
         partial = AgentResult()
         with self._log_context(step):
             try:
-                result = step.runner.run(agent_input, emitter.emit)
-                if not isinstance(result, AgentResult):
-                    raise TypeError(f"the runner returned {type(result).__name__}, not an AgentResult")
-                _check_result(result)
+                result = _checked_result(step.runner.run(agent_input, emitter.emit))
             except RunnerFailure as failed:
                 failure = _as_failure(failed.cause)
-                partial = failed.partial
+                try:
+                    partial = _checked_result(failed.partial, finished=False)
+                except Exception:
+                    logger.exception("the runner's partial result is unusable")
             except Exception as error:
                 failure = _as_failure(error)
             if failure is not None:
                 result = partial
             try:
                 self._close_step(step, result, failure)
-            except BeamError as error:
-                logger.error("closing the run failed", extra={"code": error.code})
-                # close it failed without what the agent produced, rather than leave it running
-                failure, result = error, AgentResult()
-                try:
-                    self._close_step(step, result, failure)
-                except BeamError:
-                    logger.exception("the run could not be closed")
+            except Exception as error:
+                failure = _as_failure(error)
+                logger.error("closing the run failed", extra={"code": failure.code})
+                # close it failed rather than leave it running: first keeping what the tools did, then bare
+                for fallback in (AgentResult(tool_outcomes=result.tool_outcomes), AgentResult()):
+                    try:
+                        self._close_step(step, fallback, failure)
+                        result = fallback
+                        break
+                    except Exception:
+                        logger.exception("the run could not be closed")
         result = result.model_copy(
             update={
                 "agent_name": step.run.agent_name,
