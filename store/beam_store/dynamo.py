@@ -5,6 +5,7 @@ Items (pk / sk):
   SESSION#<id> / MSG#<seq:012d>    its messages, so one Query reads a session and its history
   INTERACTION#<id> / INTERACTION   the interaction, with `active_run_id` while a run holds it
   RUN#<id> / RUN                   a run;    gsi1: INTERACTION#<id> / RUN#<created_at>#<id>
+  RUN#<id> / FRAME#<frame_seq:08d> a frame of a streamed run, JSON, with a TTL
   ACTION#<id> / ACTION             an action; gsi1: INTERACTION#<id> /
                                    ACTION#<0 pending|1 done>#<created_at>#<id>
 """
@@ -74,6 +75,8 @@ MAX_ATTEMPTS = 400
 MAX_SECONDS = 30.0
 BACKOFF_CAP_SECONDS = 0.1
 _MAX_SEQ = 10**12 - 1
+_MAX_FRAME = 10**8 - 1
+MAX_BATCH_ATTEMPTS = 8
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -116,6 +119,10 @@ def _session_key(session_id: str) -> Item:
 
 def _message_sk(seq: int) -> str:
     return f"MSG#{seq:012d}"
+
+
+def _frame_sk(frame_seq: int) -> str:
+    return f"FRAME#{frame_seq:08d}"
 
 
 def _interaction_key(interaction_id: str) -> Item:
@@ -313,6 +320,53 @@ class DynamoBeamStore:
         claimed = _load(Run, response["Attributes"])
         assert claimed is not None
         return claimed
+
+    # frames
+
+    def append_frames(self, run_id: str, frames: Sequence[Mapping[str, Any]], expires_at: int) -> None:
+        requests = [
+            {
+                "PutRequest": {
+                    "Item": {
+                        "pk": {"S": f"RUN#{run_id}"},
+                        "sk": {"S": _frame_sk(int(f["frame_seq"]))},
+                        "entity": {"S": "frame"},
+                        "frame": {"S": json.dumps(f)},
+                        TTL_ATTRIBUTE: {"N": str(expires_at)},
+                    }
+                }
+            }
+            for f in frames
+        ]
+        for start in range(0, len(requests), 25):
+            pending: Any = {self.table_name: requests[start : start + 25]}
+            for attempt in range(MAX_BATCH_ATTEMPTS):
+                left = self.client.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
+                if not left:
+                    break
+                pending = left
+                time.sleep(random.uniform(0, min(1.0, 0.05 * 2**attempt)))
+            else:
+                raise StoreBusy(f"frames of run {run_id} were left unprocessed {MAX_BATCH_ATTEMPTS} times")
+
+    def list_frames(
+        self, run_id: str, *, after_seq: int = -1, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        if (limit is not None and limit <= 0) or after_seq >= _MAX_FRAME:
+            return []
+        now = int(time.time())
+        items = self._query(
+            KeyConditionExpression="pk = :pk AND sk BETWEEN :lo AND :hi",
+            ExpressionAttributeValues={
+                ":pk": {"S": f"RUN#{run_id}"},
+                ":lo": {"S": _frame_sk(after_seq + 1)},
+                ":hi": {"S": _frame_sk(_MAX_FRAME)},
+            },
+            ConsistentRead=True,
+        )
+        # TTL deletes lazily: an expired frame may still be read, and is skipped
+        found = [json.loads(i["frame"]["S"]) for i in items if int(i[TTL_ATTRIBUTE]["N"]) > now]
+        return found if limit is None else found[:limit]
 
     # the step
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import threading
-from typing import TypeVar
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -44,6 +47,7 @@ class InMemoryStore:
         self._actions: dict[str, Action] = {}
         self._messages: dict[str, list[Message]] = {}
         self._message_ids: set[str] = set()
+        self._frames: dict[str, dict[int, tuple[int, str]]] = {}  # run -> seq -> (expires_at, JSON)
 
     def get_session(self, session_id: str) -> Session | None:
         with self._lock:
@@ -100,6 +104,24 @@ class InMemoryStore:
             )
             self._runs[run_id] = claimed
             return claimed.model_copy(deep=True)
+
+    def append_frames(self, run_id: str, frames: Sequence[Mapping[str, Any]], expires_at: int) -> None:
+        encoded = {int(f["frame_seq"]): (expires_at, json.dumps(f)) for f in frames}
+        with self._lock:
+            self._frames.setdefault(run_id, {}).update(encoded)
+
+    def list_frames(
+        self, run_id: str, *, after_seq: int = -1, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        now = time.time()
+        with self._lock:
+            kept = sorted(
+                (seq, body)
+                for seq, (exp, body) in self._frames.get(run_id, {}).items()
+                if seq > after_seq and exp > now
+            )
+        found = [json.loads(body) for _, body in kept]
+        return found if limit is None else found[: max(limit, 0)]
 
     def commit(self, step: StepWrite) -> list[Message]:
         with self._lock:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from .records import Action, Interaction, Message, Run, Session
 from .step import StepWrite
@@ -41,6 +42,16 @@ class BeamStore(Protocol):
 
         Raises `RunNotRunning` when it is missing or ended, `RunClaimed` when another claim exists.
         """
+        ...
+
+    def append_frames(self, run_id: str, frames: Sequence[Mapping[str, Any]], expires_at: int) -> None:
+        """Keep a run's frames (each a JSON object with its `frame_seq`) until `expires_at` (epoch s)."""
+        ...
+
+    def list_frames(
+        self, run_id: str, *, after_seq: int = -1, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The run's unexpired frames with frame_seq > after_seq, in order."""
         ...
 
     def commit(self, step: StepWrite) -> list[Message]:

@@ -126,7 +126,9 @@ def test_streamed_invoke_acks_and_frames_end_in_done(store: BeamStore) -> None:
         (ack.session_id, ack.interaction_id, ack.run_id)
     }
     assert [f.frame_seq for f in frames] == list(range(len(frames)))
-    assert frames.types() == ["run_started", "text_delta", "text_delta", "text_delta", "tool_call", "done"]
+    # the three words streamed at once arrive as one coalesced delta
+    assert frames.types() == ["run_started", "text_delta", "tool_call", "done"]
+    assert frames[1].text == "I will push."  # type: ignore[attr-defined]
     done = frames[-1]
     assert done.result.interrupted and done.result.run_id == ack.run_id  # type: ignore[attr-defined]
 
@@ -264,3 +266,32 @@ def test_a_tool_that_ran_keeps_its_outcome_when_the_agent_fails_afterwards(store
     )
     tool_messages = [m for m in store.list_messages(ack.session_id) if m.role == "tool"]
     assert len(tool_messages) == 1
+
+
+def test_a_streamed_runs_frames_can_be_read_back_after_the_fact(store: BeamStore) -> None:
+    beam, _ = author_beam(store)
+    frames = FrameLog()
+    ack = beam.invoke(invoke_body(stream=True), on_frame=frames)
+    assert isinstance(ack, StreamAck)
+    sent = [f.model_dump(mode="json") for f in frames]
+    assert store.list_frames(ack.run_id) == sent
+    assert store.list_frames(ack.run_id, after_seq=1) == sent[2:]  # a late subscriber asks for the rest
+
+    result = beam.invoke(invoke_body())  # not streamed: nobody subscribes, nothing kept
+    assert isinstance(result, AgentResult) and store.list_frames(result.run_id or "") == []
+    resumed = beam.resume(resume_body(result))
+    kept = store.list_frames(resumed.run_id)
+    assert kept[0]["type"] == "run_started" and kept[-1]["type"] == "done"
+
+
+def test_text_deltas_are_coalesced_within_the_window(store: BeamStore) -> None:
+    words = " ".join(f"w{n}" for n in range(200))
+    for coalesce, most in ((10.0, 1), (0.0, 200)):
+        beam = RiverBeam(store, coalesce_seconds=coalesce)
+        beam.register_agent("author", ToolAgentRunner(model=ScriptedModel([ModelTurn(text=words)])))
+        frames = FrameLog()
+        beam.invoke(invoke_body(stream=True), on_frame=frames)
+        deltas = [f for f in frames if f.type == "text_delta"]  # type: ignore[attr-defined]
+        assert len(deltas) == most
+        assert "".join(d.text for d in deltas) == words  # type: ignore[attr-defined]
+        assert [f.frame_seq for f in frames] == list(range(len(frames)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -63,6 +64,9 @@ from .models import (
 )
 
 logger = Logger(service="riverbeam")
+DEFAULT_FRAME_TTL_SECONDS = 24 * 3600
+# text deltas closer than this are sent as one frame: about 10 a second per run at most
+DEFAULT_COALESCE_SECONDS = 0.1
 # a worker holds a run this long; its queue must not redeliver the job sooner (visibility timeout)
 DEFAULT_LEASE_SECONDS = 900
 R = TypeVar("R", bound=BaseModel)
@@ -263,7 +267,11 @@ class _Step:
 
 
 class _FrameEmitter:
-    def __init__(self, run: Run, sinks: list[FrameSink]) -> None:
+    """Numbers a run's frames and hands them to the sinks. Text deltas that come within
+    `coalesce_seconds` of the first one pending are sent as one, so a client gets a few frames a second
+    however fast the model streams."""
+
+    def __init__(self, run: Run, sinks: list[FrameSink], coalesce_seconds: float = 0.0) -> None:
         self.header = {
             "session_id": run.session_id,
             "interaction_id": run.interaction_id,
@@ -271,9 +279,29 @@ class _FrameEmitter:
         }
         self.sinks = sinks
         self.next_seq = 0
+        self.coalesce_seconds = coalesce_seconds
+        self.pending: dict[str, Any] | None = None
+        self.pending_since = 0.0
 
     def emit(self, frame: FrameHeader | dict[str, Any]) -> None:
         body = frame.model_dump(mode="json") if isinstance(frame, BaseModel) else dict(frame)
+        if body.get("type") == "text_delta" and self.coalesce_seconds > 0:
+            now = time.monotonic()
+            if self.pending is not None and now - self.pending_since < self.coalesce_seconds:
+                self.pending["text"] = str(self.pending.get("text", "")) + str(body.get("text", ""))
+                return
+            self.flush()
+            self.pending, self.pending_since = body, now
+            return
+        self.flush()
+        self._send(body)
+
+    def flush(self) -> None:
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            self._send(pending)
+
+    def _send(self, body: dict[str, Any]) -> None:
         full = _frame_adapter.validate_python(body | self.header | {"frame_seq": self.next_seq})
         self.next_seq += 1
         for sink in self.sinks:
@@ -283,11 +311,40 @@ class _FrameEmitter:
                 logger.exception("frame sink failed", extra={"run_id": full.run_id})
 
 
+class _FrameRecorder:
+    """Keeps a streamed run's frames in the store, so a late subscriber can read them back. Written in
+    batches: every 25 frames, a second after the last write, and at `done`."""
+
+    BATCH = 25
+    SECONDS = 1.0
+
+    def __init__(self, store: BeamStore, run_id: str, ttl_seconds: int) -> None:
+        self.store, self.run_id, self.ttl_seconds = store, run_id, ttl_seconds
+        self.buffer: list[dict[str, Any]] = []
+        self.written_at = time.monotonic()
+
+    def __call__(self, frame: FrameHeader) -> None:
+        self.buffer.append(frame.model_dump(mode="json"))
+        due = time.monotonic() - self.written_at >= self.SECONDS
+        if len(self.buffer) >= self.BATCH or due or getattr(frame, "type", "") == "done":
+            frames, self.buffer = self.buffer, []
+            self.written_at = time.monotonic()
+            self.store.append_frames(self.run_id, frames, int(time.time()) + self.ttl_seconds)
+
+
 class RiverBeam:
-    def __init__(self, store: BeamStore | None = None) -> None:
+    def __init__(
+        self,
+        store: BeamStore | None = None,
+        *,
+        frame_ttl_seconds: int = DEFAULT_FRAME_TTL_SECONDS,
+        coalesce_seconds: float = DEFAULT_COALESCE_SECONDS,
+    ) -> None:
         self._store: BeamStore = store if store is not None else InMemoryStore()
         self._agents: dict[str, AgentRunner] = {}
         self._frame_sinks: list[FrameSink] = []
+        self.frame_ttl_seconds = frame_ttl_seconds
+        self.coalesce_seconds = coalesce_seconds
 
     @property
     def store(self) -> BeamStore:
@@ -329,7 +386,7 @@ class RiverBeam:
         """Run the agent on the request: the Result, or with `stream` a StreamAck (frames to `on_frame`)."""
         req = parse_request(InvokeRequest, request)
         step = self._begin_invoke(req)
-        result = self._run_step(step, on_frame)
+        result = self._run_step(step, on_frame, record_frames=req.stream)
         if req.stream:
             return step.job().ack()
         if step.run.status == "failed" and step.run.error is not None:
@@ -420,7 +477,7 @@ class RiverBeam:
     ) -> StreamAck:
         """Resolve the actions atomically, then run the agent on the responses; frames go to `on_frame`."""
         step = self._begin_resume(request)
-        self._run_step(step, on_frame)
+        self._run_step(step, on_frame, record_frames=True)
         return step.job().ack()
 
     @_hide_internal_errors
@@ -664,7 +721,7 @@ class RiverBeam:
             content=list(job.content),
             resolved=resolved,
         )
-        return self._run_step(step, on_frame)
+        return self._run_step(step, on_frame, record_frames=True)
 
     def _close_failed_job(
         self, job: RunJob, run: Run, failure: BeamError, *, tools_may_have_run: bool
@@ -732,9 +789,12 @@ class RiverBeam:
 
     # the agent, then the step's closing write
 
-    def _run_step(self, step: _Step, on_frame: FrameSink | None) -> AgentResult:
+    def _run_step(self, step: _Step, on_frame: FrameSink | None, *, record_frames: bool) -> AgentResult:
+        """Run the agent and close the step. A streamed run's frames are kept for late subscribers."""
         sinks = ([on_frame] if on_frame is not None else []) + self._frame_sinks
-        emitter = _FrameEmitter(step.run, sinks)
+        if record_frames:
+            sinks.insert(0, _FrameRecorder(self._store, step.run.run_id, self.frame_ttl_seconds))
+        emitter = _FrameEmitter(step.run, sinks, self.coalesce_seconds)
         emitter.emit(RunStartedFrame(agent_name=step.run.agent_name, kind=step.kind))
         actions = [
             ResolvedAction(
