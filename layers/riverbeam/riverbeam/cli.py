@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import subprocess
 import sys
@@ -31,6 +32,7 @@ def _show(frame: FrameHeader) -> None:
 @contextmanager
 def _store(kind: str) -> Iterator[BeamStore]:
     if kind == "memory":
+        print("store: InMemoryStore")
         yield InMemoryStore()
         return
     import boto3
@@ -139,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         help="embedded: DynamoBeamStore on the embedded DynamoDB (default); memory: InMemoryStore",
     )
     args = parser.parse_args(argv)
+    logging.getLogger("riverbeam").setLevel(logging.WARNING)  # the demo prints its own account of each step
     if args.data_dir is not None:
         return demo(args.data_dir, args.store)
     with tempfile.TemporaryDirectory(prefix="riverbeam-demo-") as tmp:

@@ -205,6 +205,14 @@ def _checked_result(result: object, *, finished: bool = True) -> AgentResult:
 _CHECK_ORDER = ["BEM-027", "BEM-064", "BEM-065", "BEM-066", "BEM-067", "BEM-068"]
 
 
+def _normal_uuid(value: str) -> str | None:
+    """The id in the form records are stored under, or None when it is no UUID (so: not found)."""
+    try:
+        return str(uuid.UUID(value))
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
 def _is_uuid(value: object) -> bool:
     try:
         uuid.UUID(str(value))
@@ -654,6 +662,56 @@ class RiverBeam:
                     )
                 ],
             )
+
+    # reads, for the session's owner only: any other reader is told the record does not exist
+
+    def _owned_session(self, session_id: str, user_id: str, code: str, what: str) -> Session:
+        normal = _normal_uuid(session_id)
+        session = self._store.get_session(normal) if normal else None
+        if session is None or session.user_id != user_id:
+            raise BeamError(code, f"{what} not found")
+        return session
+
+    @_hide_internal_errors
+    def read_session(self, session_id: str, *, user_id: str) -> Session:
+        return self._owned_session(session_id, user_id, "BEM-020", f"session {session_id}")
+
+    @_hide_internal_errors
+    def read_messages(
+        self, session_id: str, *, user_id: str, after_seq: int = 0, limit: int | None = None
+    ) -> list[Message]:
+        session = self._owned_session(session_id, user_id, "BEM-020", f"session {session_id}")
+        return self._store.list_messages(session.session_id, after_seq=after_seq, limit=limit)
+
+    @_hide_internal_errors
+    def read_interaction(self, interaction_id: str, *, user_id: str) -> Interaction:
+        found = self._store.get_interaction(normal) if (normal := _normal_uuid(interaction_id)) else None
+        what = f"interaction {interaction_id}"
+        self._owned_session(found.session_id if found else "", user_id, "BEM-022", what)
+        assert found is not None
+        return found
+
+    @_hide_internal_errors
+    def read_run(self, run_id: str, *, user_id: str) -> Run:
+        found = self._store.get_run(normal) if (normal := _normal_uuid(run_id)) else None
+        self._owned_session(found.session_id if found else "", user_id, "BEM-023", f"run {run_id}")
+        assert found is not None
+        return found
+
+    @_hide_internal_errors
+    def read_frames(
+        self, run_id: str, *, user_id: str, after_seq: int = -1, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """A streamed run's kept frames after `after_seq`, for a subscriber that connected late."""
+        run = self.read_run(run_id, user_id=user_id)
+        return self._store.list_frames(run.run_id, after_seq=after_seq, limit=limit)
+
+    @_hide_internal_errors
+    def read_action(self, action_id: str, *, user_id: str) -> Action:
+        found = self._store.get_action(normal) if (normal := _normal_uuid(action_id)) else None
+        if found is None or found.user_id != user_id:
+            raise BeamError("BEM-027", f"action {action_id} not found")
+        return found
 
     # a job accepted earlier, run by a worker
 
