@@ -42,7 +42,7 @@ from beam_store import (
     new_id,
     utc_now,
 )
-from beam_store.records import ContentPart
+from beam_store.records import ContentPart, InteractionStatus
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .agents import AgentInput, AgentRunner, ResolvedAction, RunnerFailure, agent_id_for
@@ -149,6 +149,21 @@ def _action_error(
     if current.status != "pending":
         return BeamError("BEM-066", f"action {action_id} is {current.status}, not pending", field=where)
     return None
+
+
+def _interaction_ref(
+    interaction_id: str, session_id: str, agent_name: str, status: InteractionStatus, now: str
+) -> Interaction:
+    """The interaction as a step writes it: the store takes its id, session and status (and, on create,
+    the rest); it never reads it first."""
+    return Interaction(
+        interaction_id=interaction_id,
+        session_id=session_id,
+        agent_name=agent_name,
+        status=status,
+        created_at=now,
+        updated_at=now,
+    )
 
 
 def _after(session: Session, written: list[Message]) -> Session:
@@ -426,14 +441,7 @@ class RiverBeam:
                 updated_at=now,
             )
         interaction_id = str(req.interaction_id) if req.interaction_id else new_id()
-        interaction = Interaction(
-            interaction_id=interaction_id,
-            session_id=session_id,
-            agent_name=req.agent_name,
-            status="in_progress",
-            created_at=now,
-            updated_at=now,
-        )
+        interaction = _interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
         run = self._new_run(interaction, req.agent_name, now)
         draft = MessageDraft(
             message_id=new_id(),
@@ -531,14 +539,7 @@ class RiverBeam:
             responses[action_id] = envelope
 
         now = utc_now()
-        interaction = Interaction(
-            interaction_id=interaction_id,
-            session_id=session_id,
-            agent_name=req.agent_name,
-            status="in_progress",
-            created_at=now,
-            updated_at=now,
-        )
+        interaction = _interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
         run = self._new_run(interaction, req.agent_name, now)
         resolved: list[Action] = []
         found = {action_id: self._store.get_action(action_id) for action_id in responses}
@@ -761,13 +762,8 @@ class RiverBeam:
             failure = _as_failure(error)
             self._close_failed_job(job, run, failure, tools_may_have_run=False)
             raise failure from None
-        interaction = Interaction(
-            interaction_id=job.interaction_id,
-            session_id=job.session_id,
-            agent_name=job.agent_name,
-            status="in_progress",
-            created_at=run.created_at,
-            updated_at=run.updated_at,
+        interaction = _interaction_ref(
+            job.interaction_id, job.session_id, job.agent_name, "in_progress", run.updated_at
         )
         step = _Step(
             session=session,
@@ -804,14 +800,7 @@ class RiverBeam:
         session = self._store.get_session(job.session_id)
         if session is None:
             raise BeamError("BEM-020", f"session {job.session_id} not found", field="session_id")
-        interaction = Interaction(
-            interaction_id=job.interaction_id,
-            session_id=job.session_id,
-            agent_name=job.agent_name,
-            status="failed",
-            created_at=run.created_at,
-            updated_at=now,
-        )
+        interaction = _interaction_ref(job.interaction_id, job.session_id, job.agent_name, "failed", now)
         messages = [
             MessageDraft(
                 message_id=new_id(),
