@@ -192,8 +192,8 @@ def main() -> None:
             total, by_op, reported, rcu, wcu = row[index]
             ops = ", ".join(f"{k} {v}" for k, v in sorted(by_op.items()))
             print(f"{label + f' #{n}':<28}{total:>9}  {ops:<62}{reported:>12.1f}{rcu:>10.1f}{wcu:>10.1f}")
-    print("aim: at most 3 requests per invoke and 4 per resume, the records alone; a streamed run (every")
-    print("resume) also keeps its frames for late subscribers: one BatchWriteItem a second or 25 frames")
+    print("aim: at most 3 requests per invoke and 4 per resume; a streamed run (every resume) keeps its")
+    print("frames in its closing write, and in a BatchWriteItem only after every 25 frames or second")
 
 
 if __name__ == "__main__":

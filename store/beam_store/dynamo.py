@@ -125,6 +125,16 @@ def _frame_sk(frame_seq: int) -> str:
     return f"FRAME#{frame_seq:08d}"
 
 
+def _frame_item(run_id: str, frame: Mapping[str, Any], expires_at: int) -> Item:
+    return {
+        "pk": {"S": f"RUN#{run_id}"},
+        "sk": {"S": _frame_sk(int(frame["frame_seq"]))},
+        "entity": {"S": "frame"},
+        "frame": {"S": json.dumps(frame)},
+        TTL_ATTRIBUTE: {"N": str(expires_at)},
+    }
+
+
 def _interaction_key(interaction_id: str) -> Item:
     return {"pk": {"S": f"INTERACTION#{interaction_id}"}, "sk": {"S": "INTERACTION"}}
 
@@ -176,7 +186,7 @@ class _Expr:
         return op
 
 
-Tag = tuple[Literal["resolve", "outcome", "open", "session", "interaction", "run", "message"], str]
+Tag = tuple[Literal["resolve", "outcome", "open", "session", "interaction", "run", "message", "frame"], str]
 
 
 class _Retry(Exception):
@@ -324,20 +334,7 @@ class DynamoBeamStore:
     # frames
 
     def append_frames(self, run_id: str, frames: Sequence[Mapping[str, Any]], expires_at: int) -> None:
-        requests = [
-            {
-                "PutRequest": {
-                    "Item": {
-                        "pk": {"S": f"RUN#{run_id}"},
-                        "sk": {"S": _frame_sk(int(f["frame_seq"]))},
-                        "entity": {"S": "frame"},
-                        "frame": {"S": json.dumps(f)},
-                        TTL_ATTRIBUTE: {"N": str(expires_at)},
-                    }
-                }
-            }
-            for f in frames
-        ]
+        requests = [{"PutRequest": {"Item": _frame_item(run_id, f, expires_at)}} for f in frames]
         for start in range(0, len(requests), 25):
             pending: Any = {self.table_name: requests[start : start + 25]}
             for attempt in range(MAX_BATCH_ATTEMPTS):
@@ -634,6 +631,11 @@ class DynamoBeamStore:
                     "ConditionExpression": "attribute_not_exists(pk)",
                 },
             )
+        for frame in step.frames:
+            items.append(
+                {"Put": {"TableName": table, "Item": _frame_item(run_id, frame, step.frames_expire_at)}}
+            )
+            tags.append(("frame", str(frame["frame_seq"])))
         return items, tags
 
 

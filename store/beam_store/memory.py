@@ -242,6 +242,10 @@ class InMemoryStore:
             )
             for i, d in enumerate(step.messages, start=1)
         ]
+        if step.frames:
+            self._frames.setdefault(step.run.run_id, {}).update(
+                {int(f["frame_seq"]): (step.frames_expire_at, json.dumps(f)) for f in step.frames}
+            )
         self._messages.setdefault(sid, []).extend(m.model_copy(deep=True) for m in written)
         self._message_ids.update(m.message_id for m in written)
         return written

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from .records import Action, ContentPart, Interaction, MessageRole, MessageType, Run, Session
 
@@ -34,6 +34,7 @@ class StepWrite:
     resolve_actions: each must still be pending, in `interaction` and `session`.
     open_actions: new pending actions (one already pending in the same interaction is left as it is).
     record_outcomes: each must be resolved by `run` and have no outcome yet.
+    frames: written as `append_frames` would, in the same write.
     """
 
     session: Session
@@ -47,3 +48,6 @@ class StepWrite:
     open_actions: list[Action] = field(default_factory=list)
     record_outcomes: list[Action] = field(default_factory=list)
     touch_last_active: bool = False
+    # frames of the run (JSON objects with their frame_seq) kept with the step, until frames_expire_at
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    frames_expire_at: int = 0

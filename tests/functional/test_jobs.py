@@ -173,6 +173,10 @@ def test_when_the_closing_write_fails_the_fallback_keeps_the_tool_outcome() -> N
     run = store.get_run(job.run_id)
     assert run is not None and run.status == "failed"
     assert [m.role for m in store.list_messages(job.session_id)][-1] == "tool"
+    # the frames the refused closing write would have kept are written after all, ending in error, done
+    kept = store.list_frames(job.run_id)
+    assert [f["type"] for f in kept][-2:] == ["error", "done"]
+    assert [f["frame_seq"] for f in kept] == list(range(len(kept)))
 
 
 class _Refusing:

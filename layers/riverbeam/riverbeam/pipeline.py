@@ -151,6 +151,28 @@ def _action_error(
     return None
 
 
+def _with_ids(result: AgentResult, step: _Step) -> AgentResult:
+    return result.model_copy(
+        update={
+            "agent_name": step.run.agent_name,
+            "session_id": step.session.session_id,
+            "interaction_id": step.interaction.interaction_id,
+            "run_id": step.run.run_id,
+        }
+    )
+
+
+def _closing_frames(result: AgentResult, failure: BeamError | None) -> list[FrameHeader]:
+    error: list[FrameHeader] = (
+        [] if failure is None else [ErrorFrame(code=failure.code, message=failure.message)]
+    )
+    return [*error, DoneFrame(result=result)]
+
+
+def _expiry(recorder: _FrameRecorder | None) -> int:
+    return recorder.expires_at() if recorder is not None else 0
+
+
 def _interaction_ref(
     interaction_id: str, session_id: str, agent_name: str, status: InteractionStatus, now: str
 ) -> Interaction:
@@ -214,6 +236,8 @@ def _checked_result(result: object, *, finished: bool = True) -> AgentResult:
     given = [r.action_id for r in result.action_required if r.action_id is not None]
     if any(not _is_uuid(i) for i in given) or len(set(given)) != len(given):
         raise ValueError(f"action ids must be distinct UUIDs, got {given}")
+    for request in result.action_required:
+        request.action_id = request.action_id or new_id()
     return result
 
 
@@ -324,6 +348,20 @@ class _FrameEmitter:
             pending, self.pending = self.pending, None
             self._send(pending)
 
+    def stamp(self, frames: list[FrameHeader]) -> list[FrameHeader]:
+        """The frames as they will be sent next, numbered, but not sent (to be stored first)."""
+        self.flush()
+        return [
+            _frame_adapter.validate_python(
+                f.model_dump(mode="json") | self.header | {"frame_seq": self.next_seq + i}
+            )
+            for i, f in enumerate(frames)
+        ]
+
+    def send_stamped(self, frames: list[FrameHeader]) -> None:
+        for frame in frames:
+            self._send(frame.model_dump(mode="json"))
+
     def _send(self, body: dict[str, Any]) -> None:
         full = _frame_adapter.validate_python(body | self.header | {"frame_seq": self.next_seq})
         self.next_seq += 1
@@ -345,14 +383,24 @@ class _FrameRecorder:
         self.store, self.run_id, self.ttl_seconds = store, run_id, ttl_seconds
         self.buffer: list[dict[str, Any]] = []
         self.written_at = time.monotonic()
+        self.stored_through = -1  # frames the step's closing write already stored
+
+    def expires_at(self) -> int:
+        return int(time.time()) + self.ttl_seconds
+
+    def take(self) -> list[dict[str, Any]]:
+        frames, self.buffer = self.buffer, []
+        return frames
 
     def __call__(self, frame: FrameHeader) -> None:
+        if frame.frame_seq <= self.stored_through:
+            return
         self.buffer.append(frame.model_dump(mode="json"))
         due = time.monotonic() - self.written_at >= self.SECONDS
         if len(self.buffer) >= self.BATCH or due or getattr(frame, "type", "") == "done":
             frames, self.buffer = self.buffer, []
             self.written_at = time.monotonic()
-            self.store.append_frames(self.run_id, frames, int(time.time()) + self.ttl_seconds)
+            self.store.append_frames(self.run_id, frames, self.expires_at())
 
 
 class RiverBeam:
@@ -839,8 +887,11 @@ class RiverBeam:
     def _run_step(self, step: _Step, on_frame: FrameSink | None, *, record_frames: bool) -> AgentResult:
         """Run the agent and close the step. A streamed run's frames are kept for late subscribers."""
         sinks = ([on_frame] if on_frame is not None else []) + self._frame_sinks
-        if record_frames:
-            sinks.insert(0, _FrameRecorder(self._store, step.run.run_id, self.frame_ttl_seconds))
+        recorder = (
+            _FrameRecorder(self._store, step.run.run_id, self.frame_ttl_seconds) if record_frames else None
+        )
+        if recorder is not None:
+            sinks.insert(0, recorder)
         emitter = _FrameEmitter(step.run, sinks, self.coalesce_seconds)
         emitter.emit(RunStartedFrame(agent_name=step.run.agent_name, kind=step.kind))
         actions = [
@@ -880,11 +931,21 @@ class RiverBeam:
                 failure = _as_failure(error)
             if failure is not None:
                 result = partial
+            # the last frames, and the frames not yet kept, are stored with the step's closing write
+            final = _with_ids(result, step)
+            closing = emitter.stamp(_closing_frames(final, failure))
+            kept = recorder.take() + [f.model_dump(mode="json") for f in closing] if recorder else []
             try:
-                self._close_step(step, result, failure)
+                self._close_step(step, result, failure, frames=kept, frames_expire_at=_expiry(recorder))
+                if recorder is not None:
+                    recorder.stored_through = closing[-1].frame_seq
+                emitter.send_stamped(closing)
+                return final
             except Exception as error:
                 failure = _as_failure(error)
                 logger.error("closing the run failed", extra={"code": failure.code})
+                if recorder is not None:  # not stored after all: written with the frames that follow
+                    recorder.buffer = kept[: len(kept) - len(closing)] + recorder.buffer
                 # close it failed rather than leave it running: first keeping what the tools did, then bare
                 for fallback in (AgentResult(tool_outcomes=result.tool_outcomes), AgentResult()):
                     try:
@@ -893,18 +954,10 @@ class RiverBeam:
                         break
                     except Exception:
                         logger.exception("the run could not be closed")
-        result = result.model_copy(
-            update={
-                "agent_name": step.run.agent_name,
-                "session_id": step.session.session_id,
-                "interaction_id": step.interaction.interaction_id,
-                "run_id": step.run.run_id,
-            }
-        )
-        if failure is not None:
-            emitter.emit(ErrorFrame(code=failure.code, message=failure.message))
-        emitter.emit(DoneFrame(result=result))
-        return result
+        final = _with_ids(result, step)
+        for frame in _closing_frames(final, failure):
+            emitter.emit(frame)
+        return final
 
     @contextmanager
     def _log_context(self, step: _Step) -> Iterator[None]:
@@ -919,7 +972,15 @@ class RiverBeam:
         finally:
             logger.thread_safe_remove_keys(list(keys))
 
-    def _close_step(self, step: _Step, result: AgentResult, failure: BeamError | None) -> None:
+    def _close_step(
+        self,
+        step: _Step,
+        result: AgentResult,
+        failure: BeamError | None,
+        *,
+        frames: list[dict[str, Any]] | None = None,
+        frames_expire_at: int = 0,
+    ) -> None:
         now = utc_now()
         run, interaction = step.run, step.interaction
         if failure is not None:
@@ -973,10 +1034,9 @@ class RiverBeam:
             for m in missing + messages
         ]
         for request in result.action_required if failure is None else []:
-            request.action_id = request.action_id or new_id()
             opened.append(
                 Action(
-                    action_id=request.action_id,
+                    action_id=request.action_id or new_id(),
                     session_id=run.session_id,
                     interaction_id=run.interaction_id,
                     run_id=run.run_id,
@@ -1002,6 +1062,8 @@ class RiverBeam:
                 open_actions=opened,
                 record_outcomes=outcomes,
                 touch_last_active=True,
+                frames=frames or [],
+                frames_expire_at=frames_expire_at,
             )
         )
         step.run = closed
