@@ -72,8 +72,17 @@ class Meter:
         client.meta.events.register("provide-client-params.dynamodb", self._ask_for_capacity)
         client.meta.events.register("after-call.dynamodb", self._record)
 
-    def reset(self) -> None:
-        self.__init__()  # type: ignore[misc]
+    def take(self) -> tuple[int, dict[str, int], float, float, float]:
+        """The figures since the last take, then start counting afresh."""
+        figures = (
+            sum(self.requests.values()),
+            dict(self.requests),
+            self.reported,
+            self.estimated_rcu,
+            self.estimated_wcu,
+        )
+        self.requests, self.reported, self.estimated_rcu, self.estimated_wcu = Counter(), 0.0, 0.0, 0.0
+        return figures
 
     def _ask_for_capacity(self, params: dict[str, Any], model: Any, **_: Any) -> None:
         if model.name in CAPACITY_OPERATIONS:
@@ -144,7 +153,7 @@ def main() -> None:
         session_id = str(uuid.uuid4())
         rows = []
         for _ in range(args.rounds):
-            meter.reset()
+            meter.take()  # count from here
             result = beam.invoke(
                 {
                     "agent_name": "author",
@@ -154,14 +163,7 @@ def main() -> None:
                 }
             )
             assert isinstance(result, AgentResult) and result.interrupted
-            invoke = (
-                sum(meter.requests.values()),
-                dict(meter.requests),
-                meter.reported,
-                meter.estimated_rcu,
-                meter.estimated_wcu,
-            )
-            meter.reset()
+            invoke = meter.take()
             beam.resume(
                 {
                     "agent_name": "author",
@@ -171,13 +173,7 @@ def main() -> None:
                     "auth_context": {"user_id": "bench"},
                 }
             )
-            resume = (
-                sum(meter.requests.values()),
-                dict(meter.requests),
-                meter.reported,
-                meter.estimated_rcu,
-                meter.estimated_wcu,
-            )
+            resume = meter.take()
             rows.append((invoke, resume))
         store.client.delete_table(TableName=store.table_name)
 

@@ -253,11 +253,7 @@ def _normal_uuid(value: str) -> str | None:
 
 
 def _is_uuid(value: object) -> bool:
-    try:
-        uuid.UUID(str(value))
-    except ValueError:
-        return False
-    return isinstance(value, str)
+    return isinstance(value, str) and _normal_uuid(value) is not None
 
 
 def _response_error(
@@ -577,7 +573,7 @@ class RiverBeam:
 
         responses: dict[str, ActionResponseEnvelope] = {}
         for i, envelope in enumerate(req.actions):
-            action_id = str(uuid.UUID(envelope.action_id))
+            action_id = _normal_uuid(envelope.action_id) or envelope.action_id  # checked above (BEM-063)
             if action_id in responses:
                 raise BeamError(
                     "BEM-001",
