@@ -8,6 +8,7 @@ Items (pk / sk):
   RUN#<id> / FRAME#<frame_seq:08d> a frame of a streamed run, JSON, with a TTL
   ACTION#<id> / ACTION             an action; gsi1: INTERACTION#<id> /
                                    ACTION#<0 pending|1 done>#<created_at>#<id>
+  CONN#<id> / CONN                 a WebSocket connection, with a TTL; gsi1: SESSION#<id> / CONN#<id>
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from .errors import (
     StoreBusy,
     StoreConflict,
 )
-from .records import Action, Interaction, Message, Run, Session
+from .records import Action, Connection, Interaction, Message, Run, Session
 from .step import MessageDraft, StepWrite
 
 if TYPE_CHECKING:
@@ -145,6 +146,10 @@ def _run_key(run_id: str) -> Item:
 
 def _action_key(action_id: str) -> Item:
     return {"pk": {"S": f"ACTION#{action_id}"}, "sk": {"S": "ACTION"}}
+
+
+def _connection_key(connection_id: str) -> Item:
+    return {"pk": {"S": f"CONN#{connection_id}"}, "sk": {"S": "CONN"}}
 
 
 def _action_gsi1sk(action: Action) -> str:
@@ -364,6 +369,56 @@ class DynamoBeamStore:
         # TTL deletes lazily: an expired frame may still be read, and is skipped
         found = [json.loads(i["frame"]["S"]) for i in items if int(i[TTL_ATTRIBUTE]["N"]) > now]
         return found if limit is None else found[:limit]
+
+    # sessions reserved by a subscriber, and the WebSocket connections of a session
+
+    def reserve_session(self, session: Session) -> Session:
+        try:
+            self.client.put_item(
+                TableName=self.table_name,
+                Item=_session_key(session.session_id) | _record_attrs(session) | {"entity": {"S": "session"}},
+                ConditionExpression="attribute_not_exists(pk)",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            existing = _load(Session, cast(Item | None, error.response.get("Item")))
+            if existing is None:  # a server that does not return the old item
+                existing = self.get_session(session.session_id)
+            assert existing is not None
+            return existing
+        return session
+
+    def put_connection(self, connection: Connection) -> None:
+        self.client.put_item(
+            TableName=self.table_name,
+            Item=_connection_key(connection.connection_id)
+            | _record_attrs(connection)
+            | {
+                "entity": {"S": "connection"},
+                "gsi1pk": {"S": f"SESSION#{connection.session_id}"},
+                "gsi1sk": {"S": f"CONN#{connection.connection_id}"},
+                TTL_ATTRIBUTE: {"N": str(connection.expires_at)},
+            },
+        )
+
+    def get_connection(self, connection_id: str) -> Connection | None:
+        return _load(Connection, self._get(_connection_key(connection_id)))
+
+    def delete_connection(self, connection_id: str) -> None:
+        self.client.delete_item(TableName=self.table_name, Key=_connection_key(connection_id))
+
+    def list_connections(self, session_id: str) -> list[Connection]:
+        items = self._query(
+            IndexName=GSI1,
+            KeyConditionExpression="gsi1pk = :pk AND begins_with(gsi1sk, :prefix)",
+            ExpressionAttributeValues={":pk": {"S": f"SESSION#{session_id}"}, ":prefix": {"S": "CONN#"}},
+        )
+        now = int(time.time())
+        # TTL deletes lazily: an expired connection may still be read, and is skipped
+        found = [Connection.model_validate(deserialize_item(i)) for i in items]
+        return [c for c in found if c.expires_at > now]
 
     # the step
 

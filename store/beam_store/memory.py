@@ -21,7 +21,7 @@ from .errors import (
     SessionMissing,
     SessionOwnedByOther,
 )
-from .records import Action, Interaction, Message, Run, Session
+from .records import Action, Connection, Interaction, Message, Run, Session
 from .step import StepWrite
 
 M = TypeVar("M", bound=BaseModel)
@@ -48,6 +48,7 @@ class InMemoryStore:
         self._messages: dict[str, list[Message]] = {}
         self._message_ids: set[str] = set()
         self._frames: dict[str, dict[int, tuple[int, str]]] = {}  # run -> seq -> (expires_at, JSON)
+        self._connections: dict[str, Connection] = {}
 
     def get_session(self, session_id: str) -> Session | None:
         with self._lock:
@@ -122,6 +123,33 @@ class InMemoryStore:
             )
         found = [json.loads(body) for _, body in kept]
         return found if limit is None else found[: max(limit, 0)]
+
+    def reserve_session(self, session: Session) -> Session:
+        with self._lock:
+            stored = self._sessions.setdefault(session.session_id, session.model_copy(deep=True))
+            return stored.model_copy(deep=True)
+
+    def put_connection(self, connection: Connection) -> None:
+        with self._lock:
+            self._connections[connection.connection_id] = connection.model_copy(deep=True)
+
+    def get_connection(self, connection_id: str) -> Connection | None:
+        with self._lock:
+            return _copy(self._connections.get(connection_id))
+
+    def delete_connection(self, connection_id: str) -> None:
+        with self._lock:
+            self._connections.pop(connection_id, None)
+
+    def list_connections(self, session_id: str) -> list[Connection]:
+        now = time.time()
+        with self._lock:
+            found = [
+                c.model_copy(deep=True)
+                for c in self._connections.values()
+                if c.session_id == session_id and c.expires_at > now
+            ]
+        return sorted(found, key=lambda c: c.connection_id)
 
     def commit(self, step: StepWrite) -> list[Message]:
         with self._lock:

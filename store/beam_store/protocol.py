@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from .records import Action, Interaction, Message, Run, Session
+from .records import Action, Connection, Interaction, Message, Run, Session
 from .step import StepWrite
 
 
@@ -52,6 +52,24 @@ class BeamStore(Protocol):
         self, run_id: str, *, after_seq: int = -1, limit: int | None = None
     ) -> list[dict[str, Any]]:
         """The run's unexpired frames with frame_seq > after_seq, in order."""
+        ...
+
+    def reserve_session(self, session: Session) -> Session:
+        """Create `session` unless one with its id exists; returns the stored session (new or existing)."""
+        ...
+
+    def put_connection(self, connection: Connection) -> None:
+        """Subscribe a WebSocket connection to its session's frames (replacing one with the same id)."""
+        ...
+
+    def get_connection(self, connection_id: str) -> Connection | None: ...
+
+    def delete_connection(self, connection_id: str) -> None:
+        """Forget a connection; forgetting one that is gone is no error."""
+        ...
+
+    def list_connections(self, session_id: str) -> list[Connection]:
+        """The session's unexpired connections."""
         ...
 
     def commit(self, step: StepWrite) -> list[Message]:

@@ -150,3 +150,13 @@ class Action(WireModel):
     outcome: ToolOutcome | None = None
     created_at: str
     updated_at: str
+
+
+class Connection(WireModel):
+    """A WebSocket connection subscribed to a session's frames until it closes or `expires_at` (epoch s)."""
+
+    connection_id: str
+    session_id: str
+    user_id: str
+    connected_at: str
+    expires_at: int

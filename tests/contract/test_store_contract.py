@@ -12,6 +12,7 @@ from beam_store import (
     ActionConflict,
     ActionResponseRecord,
     BeamStore,
+    Connection,
     InteractionBusy,
     InteractionInOtherSession,
     InteractionMissing,
@@ -373,3 +374,66 @@ def test_expired_frames_are_not_read(store: BeamStore) -> None:
     run_id = sid()
     store.append_frames(run_id, [{"type": "done", "frame_seq": 0}], int(time.time()) - 1)
     assert store.list_frames(run_id) == []
+
+
+def test_a_reserved_session_belongs_to_its_first_reserver(store: BeamStore) -> None:
+    first = steps.session(sid(), "alice")
+    assert store.reserve_session(first).user_id == "alice"
+    # a second reservation, by anyone, gets the stored session and changes nothing
+    again = store.reserve_session(first.model_copy(update={"user_id": "mallory"}))
+    assert again.user_id == "alice"
+    stored = store.get_session(first.session_id)
+    assert stored is not None and stored.user_id == "alice" and stored.last_seq == 0
+
+
+def test_concurrent_reservations_of_one_session_have_one_owner(store: BeamStore) -> None:
+    session_id = sid()
+    users = [f"user{n}" for n in range(8)]
+    with ThreadPoolExecutor(len(users)) as pool:
+        owners = list(pool.map(lambda u: store.reserve_session(steps.session(session_id, u)).user_id, users))
+    assert len(set(owners)) == 1 and owners[0] in users
+    stored = store.get_session(session_id)
+    assert stored is not None and stored.user_id == owners[0]
+
+
+def test_a_reserved_session_takes_its_owners_first_step(store: BeamStore) -> None:
+    s = steps.session(sid(), "alice")
+    store.reserve_session(s)
+    i = steps.interaction(s.session_id)
+    step, _ = steps.begin(s, i)  # a create: the step finds the session reserved and goes on
+    written = store.commit(step)
+    assert [m.seq for m in written] == [1]
+    with pytest.raises(SessionOwnedByOther):
+        other, _ = steps.begin(steps.session(s.session_id, "mallory"), steps.interaction(s.session_id))
+        store.commit(other)
+
+
+def _connection(session_id: str, connection_id: str, expires_in: float = 3600) -> Connection:
+    return Connection(
+        connection_id=connection_id,
+        session_id=session_id,
+        user_id="alice",
+        connected_at=utc_now(),
+        expires_at=int(time.time() + expires_in),
+    )
+
+
+def test_connections_are_listed_per_session_and_forgotten(store: BeamStore) -> None:
+    one, two = sid(), sid()
+    third = _connection(two, "c3")
+    for c in (_connection(one, "c1"), _connection(one, "c2"), third):
+        store.put_connection(c)
+    assert sorted(c.connection_id for c in store.list_connections(one)) == ["c1", "c2"]
+    assert store.get_connection("c3") == third
+    store.delete_connection("c1")
+    store.delete_connection("c1")  # twice is no error
+    assert [c.connection_id for c in store.list_connections(one)] == ["c2"]
+    assert store.get_connection("c1") is None
+    assert store.list_connections(sid()) == []
+
+
+def test_expired_connections_are_not_listed(store: BeamStore) -> None:
+    session_id = sid()
+    store.put_connection(_connection(session_id, "old", expires_in=-1))
+    store.put_connection(_connection(session_id, "live"))
+    assert [c.connection_id for c in store.list_connections(session_id)] == ["live"]
