@@ -8,11 +8,13 @@ from pydantic import BaseModel
 
 CATALOGUE: dict[str, tuple[int, str]] = {
     "BEM-001": (400, "the request does not fit the request model"),
+    "BEM-010": (404, "no such route"),
     "BEM-020": (404, "session not found"),
     "BEM-021": (404, "unknown agent_name"),
     "BEM-022": (404, "interaction not found"),
     "BEM-023": (404, "run not found"),
     "BEM-027": (404, "action not found"),
+    "BEM-030": (401, "the caller is not authenticated"),
     "BEM-031": (403, "the session belongs to another user"),
     "BEM-040": (409, "the interaction already has a run in progress"),
     "BEM-041": (500, "the agent exceeded its turn limit"),

@@ -393,7 +393,8 @@ class _FrameRecorder:
             return
         self.buffer.append(frame.model_dump(mode="json"))
         due = time.monotonic() - self.written_at >= self.SECONDS
-        if len(self.buffer) >= self.BATCH or due or getattr(frame, "type", "") == "done":
+        # kept before a tool runs, so a worker that dies in the tool has stored all it sent
+        if len(self.buffer) >= self.BATCH or due or getattr(frame, "type", "") in ("tool_call", "done"):
             frames, self.buffer = self.buffer, []
             self.written_at = time.monotonic()
             self.store.append_frames(self.run_id, frames, self.expires_at())
@@ -463,11 +464,16 @@ class RiverBeam:
         return result
 
     @_hide_internal_errors
-    def accept_invoke(self, request: InvokeRequest | dict[str, Any] | str) -> RunJob:
-        """Every check and the opening write of an invoke; `run_job` runs the agent later, in a worker."""
-        return self._begin_invoke(parse_request(InvokeRequest, request)).job()
+    def accept_invoke(
+        self, request: InvokeRequest | dict[str, Any] | str, *, run_id: str | None = None
+    ) -> RunJob:
+        """Every check and the opening write of an invoke; `run_job` runs the agent later, in a worker.
 
-    def _begin_invoke(self, req: InvokeRequest) -> _Step:
+        `run_id` names the run (a queue consumer derives it from the message, so a redelivery finds it).
+        """
+        return self._begin_invoke(parse_request(InvokeRequest, request), run_id=run_id).job()
+
+    def _begin_invoke(self, req: InvokeRequest, *, run_id: str | None = None) -> _Step:
         runner = self._runner(req.agent_name)
         session_id, user = str(req.session_id), req.auth_context
         session, history = self._store.get_session_with_messages(session_id)
@@ -486,7 +492,7 @@ class RiverBeam:
             )
         interaction_id = str(req.interaction_id) if req.interaction_id else new_id()
         interaction = _interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
-        run = self._new_run(interaction, req.agent_name, now)
+        run = self._new_run(interaction, req.agent_name, now, run_id)
         draft = MessageDraft(
             message_id=new_id(),
             interaction_id=interaction_id,
@@ -517,9 +523,9 @@ class RiverBeam:
         )
 
     @staticmethod
-    def _new_run(interaction: Interaction, agent_name: str, now: str) -> Run:
+    def _new_run(interaction: Interaction, agent_name: str, now: str, run_id: str | None = None) -> Run:
         return Run(
-            run_id=new_id(),
+            run_id=run_id or new_id(),
             session_id=interaction.session_id,
             interaction_id=interaction.interaction_id,
             agent_name=agent_name,
@@ -788,7 +794,7 @@ class RiverBeam:
             if (claimed.current.lease_expires_at or "") > utc_now():
                 raise BeamError("BEM-042", f"run {job.run_id} is being run by another worker") from None
             lost = BeamError("BEM-504", "the worker running this step stopped before it ended")
-            self._close_failed_job(job, claimed.current, lost, tools_may_have_run=True)
+            self._close_failed_job(job, claimed.current, lost, tools_may_have_run=True, on_frame=on_frame)
             return None
         # the run is ours now: whatever goes wrong from here closes it, so it never stays running
         try:
@@ -804,7 +810,7 @@ class RiverBeam:
             ]
         except Exception as error:
             failure = _as_failure(error)
-            self._close_failed_job(job, run, failure, tools_may_have_run=False)
+            self._close_failed_job(job, run, failure, tools_may_have_run=False, on_frame=on_frame)
             raise failure from None
         interaction = _interaction_ref(
             job.interaction_id, job.session_id, job.agent_name, "in_progress", run.updated_at
@@ -821,12 +827,38 @@ class RiverBeam:
         )
         return self._run_step(step, on_frame, record_frames=True)
 
+    @_hide_internal_errors
+    def abandon_job(self, job: RunJob | dict[str, Any] | str, failure: BeamError) -> None:
+        """Close `failed` an accepted job that no worker will run (its queue refused it). Its resolved
+        actions keep no outcome: their tools never run."""
+        job = job if isinstance(job, RunJob) else parse_request(RunJob, job)
+        run = self._store.get_run(job.run_id)
+        if run is not None and run.status == "running":
+            self._close_failed_job(job, run, failure, tools_may_have_run=False)
+
     def _close_failed_job(
-        self, job: RunJob, run: Run, failure: BeamError, *, tools_may_have_run: bool
+        self,
+        job: RunJob,
+        run: Run,
+        failure: BeamError,
+        *,
+        tools_may_have_run: bool,
+        on_frame: FrameSink | None = None,
     ) -> None:
         """Close `failed` a run that cannot go on. Where its worker died, the tools it may have run get an
-        unknown outcome: they are never run again."""
+        unknown outcome: they are never run again. Its subscribers get `error` and `done`, numbered after
+        the frames it kept."""
         now = utc_now()
+        kept = self._store.list_frames(run.run_id)
+        emitter = _FrameEmitter(run, ([on_frame] if on_frame else []) + self._frame_sinks)
+        emitter.next_seq = kept[-1]["frame_seq"] + 1 if kept else 0
+        ended = AgentResult(
+            agent_name=run.agent_name,
+            session_id=run.session_id,
+            interaction_id=run.interaction_id,
+            run_id=run.run_id,
+        )
+        closing = emitter.stamp(_closing_frames(ended, failure))
         lost = ErrorInfo(code=failure.code, message=failure.message)
         unknown = ToolOutcome(
             status="error",
@@ -871,8 +903,11 @@ class RiverBeam:
                 messages=messages,
                 record_outcomes=open_tools,
                 touch_last_active=True,
+                frames=[f.model_dump(mode="json") for f in closing],
+                frames_expire_at=int(time.time()) + self.frame_ttl_seconds,
             )
         )
+        emitter.send_stamped(closing)
         logger.warning(
             "run closed failed",
             extra={"run_id": run.run_id, "code": failure.code, "unknown_tools": len(open_tools)},

@@ -1,0 +1,14 @@
+"""The WebSocket routes `$connect` (only the session's owner subscribes) and `$disconnect`."""
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from riverbeam.aws import websocket
+from riverbeam.aws.entry import lambda_entry
+
+
+@lambda_entry()
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if event.get("requestContext", {}).get("eventType") == "DISCONNECT":
+        return websocket.disconnect(event)
+    return websocket.connect(event)

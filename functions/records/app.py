@@ -1,0 +1,15 @@
+"""The read routes (GET /sessions/{id}, /sessions/{id}/messages, /interactions/{id}, /runs/{id},
+/runs/{id}/frames, /actions/{id}) and GET /openapi.json."""
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from riverbeam.aws.entry import lambda_entry
+from riverbeam.aws.http import http_app, records_routes
+
+app = http_app(records_routes)
+
+
+@lambda_entry()
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

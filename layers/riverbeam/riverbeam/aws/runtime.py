@@ -1,0 +1,76 @@
+"""What a Lambda container creates once and reuses: settings, AWS clients, the RiverBeam, observability."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import shutil
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import boto3
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from beam_store import DynamoBeamStore
+
+from ..agents_builtin import author_agent
+from ..llm import AuthorOfflineModel
+from ..pipeline import RiverBeam
+from ..runner import ToolAgentRunner
+from ..tools.git import git_push_tool
+from .settings import Settings
+
+if TYPE_CHECKING:
+    from mypy_boto3_apigatewaymanagementapi.client import ApiGatewayManagementApiClient
+    from mypy_boto3_sqs.client import SQSClient
+
+# the same service name as the pipeline's logger: keys appended here show in the pipeline's lines too
+logger = Logger(service="riverbeam")
+tracer = Tracer(service="riverbeam")
+metrics = Metrics(namespace="Riverbeam", service="riverbeam")
+
+
+@functools.cache
+def settings() -> Settings:
+    return Settings.from_environment()
+
+
+@functools.cache
+def sqs() -> SQSClient:
+    return boto3.client("sqs")
+
+
+@functools.cache
+def management_api() -> ApiGatewayManagementApiClient:
+    return boto3.client("apigatewaymanagementapi", endpoint_url=settings().websocket_endpoint or None)
+
+
+def _author(data_dir: str) -> ToolAgentRunner:
+    """The built-in `author`; where git is missing (the Lambda runtime has none) its pushes fail as tool
+    errors (BEM-331) instead of keeping the handler from starting."""
+    if shutil.which("git") is not None:
+        try:
+            return author_agent(data_dir)
+        except (OSError, subprocess.SubprocessError):
+            logger.exception("the author agent's work tree could not be prepared")
+    return ToolAgentRunner(model=AuthorOfflineModel(), tools=[git_push_tool(Path(data_dir) / "work")])
+
+
+@functools.cache
+def beam() -> RiverBeam:
+    config = settings()
+    # the table is the template's: no create_table here, and least-privilege roles could not run it
+    store = DynamoBeamStore(boto3.client("dynamodb"), config.table_name)
+    riverbeam = RiverBeam(store, frame_ttl_seconds=config.frame_ttl_seconds)
+    riverbeam.register_agent("author", _author(config.data_dir))
+    if config.agents:
+        module, _, name = config.agents.partition(":")
+        register: Any = getattr(importlib.import_module(module), name or "register")
+        register(riverbeam)
+    return riverbeam
+
+
+def reset() -> None:
+    """Forget what was created (tests change the environment between cases)."""
+    for cached in (settings, sqs, management_api, beam):
+        cached.cache_clear()

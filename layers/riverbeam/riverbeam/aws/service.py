@@ -1,0 +1,83 @@
+"""Invoke and resume as the HTTP and WebSocket routes serve them: checks and opening writes here, the
+agent in the worker (streamed), or the agent inline (a non-streamed invoke)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from pydantic import BaseModel
+
+from ..errors import BeamError
+from ..models import AgentResult, AuthContext, InvokeRequest, RunJob
+from ..pipeline import parse_body, parse_request
+from . import runtime
+
+
+def with_caller(body: dict[str, Any], caller: AuthContext) -> dict[str, Any]:
+    """The body with the caller the deployment decided on, whatever auth_context it carried."""
+    return {**body, "auth_context": caller.model_dump(exclude_none=True)}
+
+
+def queue_message(job: RunJob) -> dict[str, str]:
+    """A job as one FIFO message: one group per session (its runs never overlap), deduplicated by run."""
+    return {
+        "MessageBody": json.dumps({"job": job.model_dump(mode="json")}),
+        "MessageGroupId": job.session_id,
+        "MessageDeduplicationId": job.run_id,
+    }
+
+
+def enqueue(job: RunJob) -> None:
+    """Hand an accepted job to the worker; where the queue refuses it, close its run `failed` so the
+    interaction is not left busy, and answer BEM-503."""
+    try:
+        message = queue_message(job)
+        runtime.sqs().send_message(
+            QueueUrl=runtime.settings().queue_url,
+            MessageBody=message["MessageBody"],
+            MessageGroupId=message["MessageGroupId"],
+            MessageDeduplicationId=message["MessageDeduplicationId"],
+        )
+    except Exception:
+        runtime.logger.exception("the queue refused a job", extra={"run_id": job.run_id})
+        failure = BeamError("BEM-503", "the job could not be queued; try again")
+        runtime.beam().abandon_job(job, failure)
+        raise failure from None
+
+
+def _accepted(job: RunJob, kind: str) -> tuple[int, BaseModel]:
+    runtime.logger.append_keys(
+        session_id=job.session_id, interaction_id=job.interaction_id, run_id=job.run_id
+    )
+    enqueue(job)
+    runtime.metrics.add_metric(name=f"{kind}Accepted", unit=MetricUnit.Count, value=1)
+    return 202, job.ack()
+
+
+CallerOf = Callable[[dict[str, Any]], AuthContext]
+
+
+def invoke(raw_body: Any, caller_of: CallerOf, *, force_stream: bool = False) -> tuple[int, BaseModel]:
+    """`caller_of(body)` decides the identity. Streamed: a StreamAck (202); else the Result (200)."""
+    body = parse_body(raw_body)
+    body = with_caller(body, caller_of(body))
+    if force_stream:
+        body["stream"] = True
+    request = parse_request(InvokeRequest, body)
+    beam = runtime.beam()
+    if request.stream:
+        return _accepted(beam.accept_invoke(request), "Invoke")
+    result = beam.invoke(request)
+    assert isinstance(result, AgentResult)
+    runtime.metrics.add_metric(name="InvokeCompleted", unit=MetricUnit.Count, value=1)
+    return 200, result
+
+
+def resume(raw_body: Any, caller_of: CallerOf) -> tuple[int, BaseModel]:
+    """Resume always streams: the actions are resolved here, atomically; the agent runs in the worker."""
+    body = parse_body(raw_body)
+    body = with_caller(body, caller_of(body))
+    return _accepted(runtime.beam().accept_resume(body), "Resume")

@@ -1,0 +1,195 @@
+"""The WebSocket API: `$connect` (only the session's owner subscribes), `$disconnect`, the `invoke` and
+`resume` routes, and the push of frames to a session's connections through the management API."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.parser import parse
+from aws_lambda_powertools.utilities.parser.models import (
+    APIGatewayWebSocketConnectEventModel,
+    APIGatewayWebSocketDisconnectEventModel,
+    APIGatewayWebSocketMessageEventModel,
+)
+from beam_store import BeamStore, Connection, Session, utc_now
+from botocore.exceptions import ClientError
+from pydantic import BaseModel, Field, ValidationError
+
+from ..errors import BeamError
+from ..models import AuthContext, FrameHeader
+from ..pipeline import parse_body
+from . import runtime, service
+from .identity import verify_token
+
+# API Gateway closes a WebSocket connection after two hours; its record outlives that a little
+CONNECTION_TTL_SECONDS = 2 * 3600 + 600
+# how long a worker trusts its list of a session's connections before reading it again
+CONNECTIONS_REFRESH_SECONDS = 1.0
+
+
+class ConnectEvent(APIGatewayWebSocketConnectEventModel):
+    query_string_parameters: dict[str, str] | None = Field(None, alias="queryStringParameters")
+
+
+def _answer(status: int, model: BaseModel) -> dict[str, Any]:
+    return {
+        "statusCode": status,
+        "headers": {"Content-Type": "application/json"},
+        "body": model.model_dump_json(),
+    }
+
+
+def _refusal(error: BeamError, request_id: str | None) -> dict[str, Any]:
+    runtime.logger.info("websocket request refused", extra={"code": error.code, "field": error.field})
+    return _answer(error.status, error.to_response(request_id))
+
+
+def _subscriber(query: dict[str, str]) -> AuthContext:
+    settings = runtime.settings()
+    if settings.auth_mode == "jwt":
+        token = query.get("token")
+        if not token:
+            raise BeamError("BEM-030", "connect with ?token=<JWT>", field="token")
+        return verify_token(settings, token)
+    if not query.get("user_id"):
+        raise BeamError("BEM-030", "connect with ?user_id=<id> (AuthMode none)", field="user_id")
+    return AuthContext(user_id=query["user_id"])
+
+
+def _session_id(query: dict[str, str]) -> str:
+    try:
+        return str(uuid.UUID(query.get("session_id", "")))
+    except ValueError:
+        raise BeamError("BEM-001", "connect with ?session_id=<uuid>", field="session_id") from None
+
+
+def connect(event: dict[str, Any]) -> dict[str, Any]:
+    """Subscribe the connection to its session's frames. A session that does not exist yet is reserved for
+    the subscriber, so its first invoke must come from the same user; anyone else is refused (403)."""
+    request_id = None
+    try:
+        parsed = parse(event=event, model=ConnectEvent)
+        context = parsed.request_context
+        request_id = context.request_id
+        query = parsed.query_string_parameters or {}
+        session_id = _session_id(query)
+        user = _subscriber(query)
+        store = runtime.beam().store
+        now = utc_now()
+        owner = store.reserve_session(
+            Session(
+                session_id=session_id,
+                user_id=user.user_id,
+                profile_id=user.profile_id,
+                created_at=now,
+                updated_at=now,
+            )
+        )
+        if owner.user_id != user.user_id:
+            raise BeamError("BEM-031", "the session belongs to another user", field="session_id")
+        store.put_connection(
+            Connection(
+                connection_id=context.connection_id,
+                session_id=session_id,
+                user_id=user.user_id,
+                connected_at=now,
+                expires_at=int(time.time()) + CONNECTION_TTL_SECONDS,
+            )
+        )
+    except BeamError as error:
+        return _refusal(error, request_id)
+    except ValidationError:
+        return _refusal(BeamError("BEM-001", "not a WebSocket $connect event"), request_id)
+    runtime.logger.append_keys(session_id=session_id, connection_id=context.connection_id)
+    runtime.logger.info("subscribed")
+    runtime.metrics.add_metric(name="Connected", unit=MetricUnit.Count, value=1)
+    return {"statusCode": 200}
+
+
+def disconnect(event: dict[str, Any]) -> dict[str, Any]:
+    parsed = parse(event=event, model=APIGatewayWebSocketDisconnectEventModel)
+    runtime.beam().store.delete_connection(parsed.request_context.connection_id)
+    return {"statusCode": 200}
+
+
+def message(event: dict[str, Any]) -> dict[str, Any]:
+    """The `invoke` and `resume` routes: the body is the HTTP request's, plus `"action"`; the caller is
+    the connection's subscriber; the answer (a StreamAck or an error) goes back on the connection."""
+    request_id = None
+    try:
+        parsed = parse(event=event, model=APIGatewayWebSocketMessageEventModel)
+        context = parsed.request_context
+        request_id = context.request_id
+        connection = runtime.beam().store.get_connection(context.connection_id)
+        if connection is None:
+            raise BeamError("BEM-030", "this connection is not subscribed; reconnect")
+        caller = AuthContext(user_id=connection.user_id)
+        body = parse_body(parsed.body if isinstance(parsed.body, str) else "")
+        body.pop("action", None)
+        runtime.logger.append_keys(connection_id=context.connection_id)
+        if context.route_key == "resume":
+            status, answer = service.resume(body, lambda _: caller)
+        else:
+            status, answer = service.invoke(body, lambda _: caller, force_stream=True)
+    except BeamError as error:
+        return _refusal(error, request_id)
+    except ValidationError:
+        return _refusal(BeamError("BEM-001", "not a WebSocket message event"), request_id)
+    except Exception:
+        runtime.logger.exception("internal error")
+        return _refusal(BeamError("BEM-500"), request_id)
+    return _answer(status, answer)
+
+
+class WebSocketPusher:
+    """A frame sink: posts each frame to every connection of its session. A connection that is gone
+    (GoneException) is forgotten; no other connection, and never the run, suffers for it."""
+
+    def __init__(self, store: BeamStore, client: Any) -> None:
+        self._store = store
+        self._client = client
+        self._connections: dict[str, tuple[float, list[str]]] = {}
+        self.pushed = 0
+        self.gone = 0
+
+    def _targets(self, session_id: str) -> list[str]:
+        read_at, ids = self._connections.get(session_id, (0.0, []))
+        if time.monotonic() - read_at > CONNECTIONS_REFRESH_SECONDS:
+            ids = [c.connection_id for c in self._store.list_connections(session_id)]
+            self._connections[session_id] = (time.monotonic(), ids)
+        return ids
+
+    def __call__(self, frame: FrameHeader) -> None:
+        data = frame.model_dump_json().encode()
+        try:
+            targets = self._targets(frame.session_id)
+        except Exception:
+            runtime.logger.exception("the session's connections could not be read")
+            return
+        for connection_id in list(targets):
+            try:
+                self._client.post_to_connection(ConnectionId=connection_id, Data=data)
+                self.pushed += 1
+            except ClientError as error:
+                if error.response.get("Error", {}).get("Code") == "GoneException":
+                    self._forget(frame.session_id, connection_id)
+                else:
+                    runtime.logger.warning(
+                        "a frame was not pushed", extra={"connection_id": connection_id, "error": str(error)}
+                    )
+            except Exception:
+                runtime.logger.exception("a frame was not pushed", extra={"connection_id": connection_id})
+
+    def _forget(self, session_id: str, connection_id: str) -> None:
+        self.gone += 1
+        runtime.logger.info("connection gone", extra={"connection_id": connection_id})
+        _, ids = self._connections.get(session_id, (0.0, []))
+        if connection_id in ids:
+            ids.remove(connection_id)
+        try:
+            self._store.delete_connection(connection_id)
+        except Exception:
+            runtime.logger.exception("a gone connection could not be forgotten")

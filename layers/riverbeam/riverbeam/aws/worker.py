@@ -1,0 +1,91 @@
+"""The queue worker: each message is a job accepted by a handler (`{"job": ...}`) or an invoke request
+from any producer; one FIFO group per session keeps a session's runs in order and apart."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from ..errors import BeamError
+from ..models import InvokeRequest, RunJob
+from ..pipeline import RiverBeam, parse_body, parse_request
+from . import runtime
+from .websocket import WebSocketPusher
+
+# a queue message's ids are derived from its SQS message id, so a redelivery finds what the first
+# delivery wrote instead of starting a second run
+_QUEUE_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "riverbeam:queue")
+# a worker's lease on its run lasts as long as its Lambda can still run, plus this margin
+LEASE_MARGIN_SECONDS = 5
+
+
+def _derived_id(message_id: str, what: str) -> str:
+    return str(uuid.uuid5(_QUEUE_NAMESPACE, f"{message_id}:{what}"))
+
+
+def job_of(beam: RiverBeam, record: SQSRecord) -> RunJob:
+    """The job a message carries; an invoke request from a producer is accepted here, once."""
+    body = parse_body(record.body)
+    if "job" in body:
+        return parse_request(RunJob, body["job"])
+    body.setdefault("interaction_id", _derived_id(record.message_id, "interaction"))
+    request = parse_request(InvokeRequest, body)
+    run_id = _derived_id(record.message_id, "run")
+    if beam.store.get_run(run_id) is None:
+        return beam.accept_invoke(request, run_id=run_id)
+    # accepted by an earlier delivery: the run (ended or not) is the one to go on with
+    return RunJob(
+        kind="invoke",
+        agent_name=request.agent_name,
+        session_id=str(request.session_id),
+        interaction_id=str(request.interaction_id),
+        run_id=run_id,
+        content=list(request.content),
+    )
+
+
+def handle_record(record: SQSRecord, context: LambdaContext | None, pusher: WebSocketPusher) -> None:
+    beam = runtime.beam()
+    runtime.logger.append_keys(message_id=record.message_id)
+    try:
+        job = job_of(beam, record)
+        runtime.logger.append_keys(
+            session_id=job.session_id, interaction_id=job.interaction_id, run_id=job.run_id
+        )
+        remaining = context.get_remaining_time_in_millis() / 1000 if context is not None else 900
+        beam.run_job(
+            job,
+            worker_id=getattr(context, "aws_request_id", None),
+            lease_seconds=int(remaining) + LEASE_MARGIN_SECONDS,
+            on_frame=pusher,
+        )
+    except BeamError as error:
+        # reported as a batch item failure: delivered again, and after the queue's maxReceiveCount, the DLQ
+        runtime.logger.warning(
+            "queue message failed", extra={"code": error.code, "error_message": error.message}
+        )
+        runtime.metrics.add_metric(name="MessagesFailed", unit=MetricUnit.Count, value=1)
+        raise
+    runtime.metrics.add_metric(name="JobsRun", unit=MetricUnit.Count, value=1)
+
+
+def handle_batch(event: dict[str, Any], context: LambdaContext | None) -> dict[str, Any]:
+    """Partial batch failures: a bad message fails alone (with the rest of its session's group, which must
+    wait behind it); the other sessions' messages go on."""
+    beam = runtime.beam()
+    pusher = WebSocketPusher(beam.store, runtime.management_api())
+    processor = SqsFifoPartialProcessor(skip_group_on_error=True)
+    response = process_partial_response(
+        event=event,
+        record_handler=lambda record: handle_record(record, context, pusher),
+        processor=processor,
+        context=context,
+    )
+    runtime.metrics.add_metric(name="FramesPushed", unit=MetricUnit.Count, value=pusher.pushed)
+    runtime.metrics.add_metric(name="ConnectionsGone", unit=MetricUnit.Count, value=pusher.gone)
+    return dict(response)

@@ -1,0 +1,299 @@
+"""The deployment under test: template.yaml's table and queues on moto, the handlers of functions/ loaded
+as Lambda loads them, and events built from the samples in events/."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import os
+import urllib.parse
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import boto3
+import yaml
+from botocore.awsrequest import AWSResponse
+from moto import mock_aws
+from riverbeam.aws import runtime
+
+from tests.support.stores import REGION, serialized_moto
+
+ROOT = Path(__file__).resolve().parents[2]
+EVENTS = ROOT / "events"
+ACCOUNT = "123456789012"
+WEBSOCKET_ENDPOINT = "https://wsapi12345.execute-api.us-east-1.amazonaws.com/v1"
+FUNCTIONS = ("invoke", "resume", "records", "connections", "worker")
+
+
+class _CloudFormationLoader(yaml.SafeLoader):
+    """YAML with CloudFormation's short tags (!Ref, !Sub, !GetAtt...) kept as {"!Tag": value}."""
+
+
+def _tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+    return {f"!{suffix}": value}
+
+
+_CloudFormationLoader.add_multi_constructor("!", _tagged)
+
+
+def template() -> dict[str, Any]:
+    return yaml.load((ROOT / "template.yaml").read_text(), Loader=_CloudFormationLoader)  # type: ignore[no-any-return]
+
+
+def resources_of(kind: str) -> dict[str, dict[str, Any]]:
+    return {name: r for name, r in template()["Resources"].items() if r["Type"] == kind}
+
+
+def table_definition() -> dict[str, Any]:
+    """The create_table arguments of the template's table, exactly as written there."""
+    (table,) = resources_of("AWS::DynamoDB::Table").values()
+    props = table["Properties"]
+    keys = ("AttributeDefinitions", "KeySchema", "GlobalSecondaryIndexes", "BillingMode")
+    return {k: props[k] for k in keys}
+
+
+def event(name: str) -> dict[str, Any]:
+    """A sample event of events/, e.g. "invoke/http"."""
+    return json.loads((EVENTS / f"{name}.json").read_text())  # type: ignore[no-any-return]
+
+
+def http_event(
+    sample: str,
+    *,
+    body: dict[str, Any] | str | None = None,
+    path: str | None = None,
+    query: dict[str, str] | None = None,
+    sub: str | None = "u1",
+) -> dict[str, Any]:
+    """An HTTP API (payload 2.0) event built from a sample: another body, path, query or caller."""
+    e = copy.deepcopy(event(sample))
+    e["requestContext"]["requestId"] = str(uuid.uuid4())
+    if body is not None:
+        e["body"] = body if isinstance(body, str) else json.dumps(body)
+    if path is not None:
+        e["rawPath"] = e["requestContext"]["http"]["path"] = path
+    if query is not None:
+        e["queryStringParameters"] = query
+        e["rawQueryString"] = urllib.parse.urlencode(query)
+    if sub is None:
+        e["requestContext"].pop("authorizer", None)
+    else:
+        e["requestContext"].setdefault("authorizer", {"jwt": {"claims": {}, "scopes": None}})
+        e["requestContext"]["authorizer"]["jwt"]["claims"]["sub"] = sub
+    return e
+
+
+def ws_event(
+    sample: str, *, connection_id: str, body: dict[str, Any] | None = None, **query: str
+) -> dict[str, Any]:
+    """A WebSocket event built from a sample: its connection, and a body or a $connect query."""
+    e = copy.deepcopy(event(sample))
+    e["requestContext"]["connectionId"] = connection_id
+    e["requestContext"]["requestId"] = str(uuid.uuid4())
+    if body is not None:
+        e["body"] = json.dumps(body)
+    if query:
+        e["queryStringParameters"] = dict(query)
+        e["multiValueQueryStringParameters"] = {k: [v] for k, v in query.items()}
+    return e
+
+
+class LambdaContext:
+    """What the Lambda runtime passes as `context`."""
+
+    def __init__(self, name: str, remaining_ms: int = 900_000) -> None:
+        self.function_name = f"riverbeam-{name}"
+        self.function_version = "$LATEST"
+        self.memory_limit_in_mb = 512
+        self.invoked_function_arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{self.function_name}"
+        self.aws_request_id = str(uuid.uuid4())
+        self.log_group_name = f"/aws/lambda/{self.function_name}"
+        self.log_stream_name = "2026/12/03/[$LATEST]0123456789abcdef"
+        self._remaining_ms = remaining_ms
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self._remaining_ms
+
+
+def load_function(name: str) -> ModuleType:
+    """functions/<name>/app.py as Lambda loads it: by its file, with the layer's packages on the path."""
+    spec = importlib.util.spec_from_file_location(
+        f"riverbeam_function_{name}", ROOT / "functions" / name / "app.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass
+class Stack:
+    table_name: str
+    queue_url: str
+    dead_letter_url: str
+    handlers: dict[str, Callable[[dict[str, Any], Any], dict[str, Any]]]
+    sqs: Any
+    gone: set[str] = field(default_factory=set)
+
+    def call(self, function: str, e: dict[str, Any], *, remaining_ms: int = 900_000) -> dict[str, Any]:
+        return self.handlers[function](e, LambdaContext(function, remaining_ms))
+
+    def connect(
+        self, session_id: str, user_id: str, connection_id: str | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        connection_id = connection_id or f"conn-{uuid.uuid4().hex[:12]}="
+        answer = self.call(
+            "connections",
+            ws_event(
+                "connections/connect", connection_id=connection_id, session_id=session_id, user_id=user_id
+            ),
+        )
+        return connection_id, answer
+
+    def receive(self, limit: int = 10) -> list[dict[str, Any]]:
+        """What the event source mapping takes from the queue: up to `limit` messages as Lambda records."""
+        got = self.sqs.receive_message(
+            QueueUrl=self.queue_url, MaxNumberOfMessages=limit, AttributeNames=["All"], WaitTimeSeconds=0
+        ).get("Messages", [])
+        return [
+            {
+                "messageId": m["MessageId"],
+                "receiptHandle": m["ReceiptHandle"],
+                "body": m["Body"],
+                "attributes": m["Attributes"],
+                "messageAttributes": {},
+                "md5OfBody": m["MD5OfBody"],
+                "eventSource": "aws:sqs",
+                "eventSourceARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{self.queue_url.rsplit('/', 1)[-1]}",
+                "awsRegion": REGION,
+            }
+            for m in got
+        ]
+
+    def run_worker(self, records: list[dict[str, Any]]) -> list[str]:
+        """Call the worker with `records`, then do as the event source mapping does: delete the messages
+        that succeeded, leave the failed ones to be delivered again. Returns the failed message ids."""
+        answer = self.call("worker", {"Records": records})
+        failed = [f["itemIdentifier"] for f in answer["batchItemFailures"]]
+        for r in records:
+            if r["messageId"] not in failed:
+                self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=r["receiptHandle"])
+        return failed
+
+    def drain(self, max_batches: int = 20) -> list[str]:
+        """Deliver until the queue is empty (bounded); returns every failed message id."""
+        failed: list[str] = []
+        for _ in range(max_batches):
+            records = self.receive()
+            if not records:
+                return failed
+            failed += self.run_worker(records)
+        raise AssertionError(f"the queue was not empty after {max_batches} batches")
+
+    def queued(self, url: str | None = None) -> int:
+        attrs = self.sqs.get_queue_attributes(
+            QueueUrl=url or self.queue_url,
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        )["Attributes"]
+        return int(attrs["ApproximateNumberOfMessages"]) + int(attrs["ApproximateNumberOfMessagesNotVisible"])
+
+    @staticmethod
+    def pushed(connection_id: str) -> list[dict[str, Any]]:
+        """The frames the management API received for a connection, in order."""
+        from moto.apigatewaymanagementapi.models import apigatewaymanagementapi_backends
+
+        data = apigatewaymanagementapi_backends[ACCOUNT][REGION].connections[connection_id].data.decode()
+        frames, decoder, at = [], json.JSONDecoder(), 0
+        while at < len(data):
+            frame, at = decoder.raw_decode(data, at)
+            frames.append(frame)
+        return frames
+
+
+def _gone_hook(stack: Stack) -> Callable[..., Any]:
+    """A management API whose posts to the stack's `gone` connections fail as API Gateway answers for a
+    closed connection: 410 GoneException."""
+
+    def before_call(params: dict[str, Any], **_: Any) -> Any:
+        connection_id = urllib.parse.unquote(params["url_path"].rsplit("/", 1)[-1])
+        if connection_id not in stack.gone:
+            return None
+        error = {
+            "Error": {"Code": "GoneException", "Message": ""},
+            "ResponseMetadata": {"HTTPStatusCode": 410},
+        }
+        return AWSResponse("", 410, {}, None), error
+
+    return before_call
+
+
+@contextmanager
+def lambda_stack(data_dir: Path, *, auth_mode: str = "none", **env: str) -> Iterator[Stack]:
+    """The template's table and queues on moto, the handlers loaded, the functions' environment set."""
+    saved = dict(os.environ)
+    with mock_aws(), serialized_moto():
+        dynamodb = boto3.client("dynamodb", region_name=REGION)
+        table_name = f"riverbeam-{uuid.uuid4().hex[:8]}"
+        dynamodb.create_table(TableName=table_name, **table_definition())
+        (table,) = resources_of("AWS::DynamoDB::Table").values()
+        dynamodb.update_time_to_live(
+            TableName=table_name, TimeToLiveSpecification=table["Properties"]["TimeToLiveSpecification"]
+        )
+        sqs = boto3.client("sqs", region_name=REGION)
+        queues = resources_of("AWS::SQS::Queue")
+        (main,) = [q["Properties"] for q in queues.values() if "RedrivePolicy" in q["Properties"]]
+        (dead,) = [q["Properties"] for q in queues.values() if "RedrivePolicy" not in q["Properties"]]
+        fifo = {
+            "FifoQueue": "true",
+            "ContentBasedDeduplication": str(main["ContentBasedDeduplication"]).lower(),
+        }
+        dlq_url = sqs.create_queue(QueueName="riverbeam-dead.fifo", Attributes={"FifoQueue": "true"})[
+            "QueueUrl"
+        ]
+        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
+            "QueueArn"
+        ]
+        redrive = {
+            "deadLetterTargetArn": dlq_arn,
+            "maxReceiveCount": main["RedrivePolicy"]["maxReceiveCount"],
+        }
+        queue_url = sqs.create_queue(
+            QueueName="riverbeam-jobs.fifo",
+            # visible again at once: the tests deliver a failed message again without waiting
+            Attributes={**fifo, "VisibilityTimeout": "0", "RedrivePolicy": json.dumps(redrive)},
+        )["QueueUrl"]
+        assert dead.get("FifoQueue") in (True, "true")
+        os.environ.update(
+            TABLE_NAME=table_name,
+            QUEUE_URL=queue_url,
+            AUTH_MODE=auth_mode,
+            WEBSOCKET_ENDPOINT=WEBSOCKET_ENDPOINT,
+            RIVERBEAM_DATA_DIR=str(data_dir),
+            POWERTOOLS_SERVICE_NAME="riverbeam",
+            POWERTOOLS_METRICS_NAMESPACE="Riverbeam",
+            **env,
+        )
+        runtime.reset()
+        try:
+            handlers = {name: load_function(name).lambda_handler for name in FUNCTIONS}
+            stack = Stack(table_name, queue_url, dlq_url, handlers, sqs)
+            runtime.management_api().meta.events.register(
+                "before-call.apigatewaymanagementapi.PostToConnection", _gone_hook(stack)
+            )
+            yield stack
+        finally:
+            runtime.reset()
+            os.environ.clear()
+            os.environ.update(saved)

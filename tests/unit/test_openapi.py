@@ -1,0 +1,66 @@
+"""The OpenAPI document of the HTTP API: every route of CONTRACT section 7, valid, and kept in docs/."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from openapi_spec_validator import validate
+from riverbeam.aws.http import openapi_document
+
+from tests.support.lambda_stack import ROOT, template
+
+ROUTES = {
+    ("post", "/invoke"),
+    ("post", "/resume"),
+    ("get", "/sessions/{id}"),
+    ("get", "/sessions/{id}/messages"),
+    ("get", "/interactions/{id}"),
+    ("get", "/runs/{id}"),
+    ("get", "/runs/{id}/frames"),
+    ("get", "/actions/{id}"),
+}
+
+
+def _routes(paths: dict[str, dict[str, object]]) -> set[tuple[str, str]]:
+    return {(method, re.sub(r"\{[^}]+\}", "{id}", path)) for path, ops in paths.items() for method in ops}
+
+
+def test_the_document_is_valid_and_has_every_route() -> None:
+    document = openapi_document()
+    validate(document)
+    assert _routes(document["paths"]) == ROUTES
+    invoke = document["paths"]["/invoke"]["post"]
+    assert invoke["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/InvokeRequest"
+    }
+    assert {"200", "202", "400", "403", "404"} <= set(invoke["responses"])
+    assert "422" not in json.dumps(document["paths"])  # a body that does not fit is 400 BEM-001
+
+
+def test_docs_openapi_json_is_up_to_date() -> None:
+    written = json.loads((ROOT / "docs" / "openapi.json").read_text())
+    assert written == openapi_document(), "run: .venv/bin/python scripts/write_openapi.py"
+
+
+def test_the_template_routes_are_the_documents() -> None:
+    events = [
+        e["Properties"]
+        for r in template()["Resources"].values()
+        if r["Type"] == "AWS::Serverless::Function"
+        for e in r["Properties"].get("Events", {}).values()
+        if e["Type"] == "HttpApi"
+    ]
+    declared = {(e["Method"].lower(), e["Path"]) for e in events}
+    assert declared - {("get", "/openapi.json")} == ROUTES
+
+
+def test_the_sample_events_use_the_template_routes() -> None:
+    for path in sorted((ROOT / "events").rglob("*.json")):
+        sample = json.loads(path.read_text())
+        route = sample.get("routeKey")
+        if route is not None and " " in route:
+            method, pattern = route.split(" ", 1)
+            assert (method.lower(), pattern) in ROUTES | {("get", "/openapi.json")}, path
+    assert Path(ROOT / "events").is_dir()
