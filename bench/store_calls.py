@@ -188,8 +188,10 @@ def main() -> None:
             total, by_op, reported, rcu, wcu = row[index]
             ops = ", ".join(f"{k} {v}" for k, v in sorted(by_op.items()))
             print(f"{label + f' #{n}':<28}{total:>9}  {ops:<62}{reported:>12.1f}{rcu:>10.1f}{wcu:>10.1f}")
-    print("aim: at most 3 requests per invoke and 4 per resume; a streamed run (every resume) keeps its")
-    print("frames in its closing write, and in a BatchWriteItem only after every 25 frames or second")
+    print("aim: at most 3 requests per invoke and 5 per resume; a streamed run (every resume) keeps its")
+    print("frames in its closing write, and in a BatchWriteItem after every 25 frames or second and before")
+    print("a tool runs (a resume's approved tool runs right after run_started: the one BatchWriteItem), so")
+    print("that a worker dying in a tool has stored every frame it sent")
 
 
 if __name__ == "__main__":

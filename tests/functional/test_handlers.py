@@ -345,9 +345,7 @@ def test_a_worker_killed_between_claim_and_outcome(
     assert replay == frames
 
 
-def test_a_malformed_message_in_a_batch_of_good_ones(
-    stack: Stack, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_malformed_message_in_a_batch_of_good_ones(stack: Stack, caplog: pytest.LogCaptureFixture) -> None:
     one, two, three = (str(uuid.uuid4()) for _ in range(3))
     send = stack.sqs.send_message
     send(QueueUrl=stack.queue_url, MessageBody=json.dumps(invoke(one, "Hello")), MessageGroupId=one)
@@ -362,9 +360,9 @@ def test_a_malformed_message_in_a_batch_of_good_ones(
     assert [m.role for m in store().list_messages(one)] == ["human", "ai"]
     assert [m.role for m in store().list_messages(three)] == ["human", "ai"]
     assert store().list_messages(two) == []
-    log = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     assert any(
-        entry.get("message") == "queue message failed" and entry.get("code") == "BEM-001" for entry in log
+        r.getMessage() == "queue message failed" and getattr(r, "code", None) == "BEM-001"
+        for r in caplog.records
     )
 
     failed = stack.drain()

@@ -214,7 +214,10 @@ class Stack:
         """The frames the management API received for a connection, in order."""
         from moto.apigatewaymanagementapi.models import apigatewaymanagementapi_backends
 
-        data = apigatewaymanagementapi_backends[ACCOUNT][REGION].connections[connection_id].data.decode()
+        # moto keeps the id as it is in the request's path: URL-encoded, as boto3 sends `=` of real ids
+        connections = apigatewaymanagementapi_backends[ACCOUNT][REGION].connections
+        found = connections.get(urllib.parse.quote(connection_id, safe=""))
+        data = found.data.decode() if found is not None else ""
         frames, decoder, at = [], json.JSONDecoder(), 0
         while at < len(data):
             frame, at = decoder.raw_decode(data, at)

@@ -375,8 +375,13 @@ class _FrameRecorder:
     BATCH = 25
     SECONDS = 1.0
 
-    def __init__(self, store: BeamStore, run_id: str, ttl_seconds: int) -> None:
+    def __init__(
+        self, store: BeamStore, run_id: str, ttl_seconds: int, *, runs_tools_first: bool = False
+    ) -> None:
         self.store, self.run_id, self.ttl_seconds = store, run_id, ttl_seconds
+        # frames kept before a tool runs, so that a worker dying in the tool has stored all it sent: a
+        # resume runs its approved tools right after `run_started`
+        self.kept_before_tools = {"tool_call", "done"} | ({"run_started"} if runs_tools_first else set())
         self.buffer: list[dict[str, Any]] = []
         self.written_at = time.monotonic()
         self.stored_through = -1  # frames the step's closing write already stored
@@ -393,8 +398,7 @@ class _FrameRecorder:
             return
         self.buffer.append(frame.model_dump(mode="json"))
         due = time.monotonic() - self.written_at >= self.SECONDS
-        # kept before a tool runs, so a worker that dies in the tool has stored all it sent
-        if len(self.buffer) >= self.BATCH or due or getattr(frame, "type", "") in ("tool_call", "done"):
+        if len(self.buffer) >= self.BATCH or due or getattr(frame, "type", "") in self.kept_before_tools:
             frames, self.buffer = self.buffer, []
             self.written_at = time.monotonic()
             self.store.append_frames(self.run_id, frames, self.expires_at())
@@ -465,15 +469,23 @@ class RiverBeam:
 
     @_hide_internal_errors
     def accept_invoke(
-        self, request: InvokeRequest | dict[str, Any] | str, *, run_id: str | None = None
+        self,
+        request: InvokeRequest | dict[str, Any] | str,
+        *,
+        run_id: str | None = None,
+        new_interaction_id: str | None = None,
     ) -> RunJob:
         """Every check and the opening write of an invoke; `run_job` runs the agent later, in a worker.
 
-        `run_id` names the run (a queue consumer derives it from the message, so a redelivery finds it).
+        `run_id` names the run, and `new_interaction_id` the interaction a request without one starts (a
+        queue consumer derives both from the message, so that a redelivery finds them).
         """
-        return self._begin_invoke(parse_request(InvokeRequest, request), run_id=run_id).job()
+        req = parse_request(InvokeRequest, request)
+        return self._begin_invoke(req, run_id=run_id, new_interaction_id=new_interaction_id).job()
 
-    def _begin_invoke(self, req: InvokeRequest, *, run_id: str | None = None) -> _Step:
+    def _begin_invoke(
+        self, req: InvokeRequest, *, run_id: str | None = None, new_interaction_id: str | None = None
+    ) -> _Step:
         runner = self._runner(req.agent_name)
         session_id, user = str(req.session_id), req.auth_context
         session, history = self._store.get_session_with_messages(session_id)
@@ -490,7 +502,7 @@ class RiverBeam:
                 created_at=now,
                 updated_at=now,
             )
-        interaction_id = str(req.interaction_id) if req.interaction_id else new_id()
+        interaction_id = str(req.interaction_id) if req.interaction_id else new_interaction_id or new_id()
         interaction = _interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
         run = self._new_run(interaction, req.agent_name, now, run_id)
         draft = MessageDraft(
@@ -919,7 +931,11 @@ class RiverBeam:
         """Run the agent and close the step. A streamed run's frames are kept for late subscribers."""
         sinks = ([on_frame] if on_frame is not None else []) + self._frame_sinks
         recorder = (
-            _FrameRecorder(self._store, step.run.run_id, self.frame_ttl_seconds) if record_frames else None
+            _FrameRecorder(
+                self._store, step.run.run_id, self.frame_ttl_seconds, runs_tools_first=bool(step.resolved)
+            )
+            if record_frames
+            else None
         )
         if recorder is not None:
             sinks.insert(0, recorder)

@@ -4,13 +4,14 @@ against the issuer's keys, or, where the deployment's AuthMode is `none`, what t
 from __future__ import annotations
 
 import functools
-from typing import Any
-
-import jwt
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BeamError
 from ..models import AuthContext
 from .settings import Settings
+
+if TYPE_CHECKING:
+    import jwt
 
 _ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "ES512"]
 
@@ -44,6 +45,8 @@ def reader(settings: Settings, jwt_claims: dict[str, Any], user_id_query: str | 
 
 @functools.cache
 def _signing_keys(url: str) -> jwt.PyJWKClient:
+    import jwt  # only $connect with AuthMode jwt needs it (and its 70 ms of imports)
+
     return jwt.PyJWKClient(url, cache_keys=True, lifespan=3600, timeout=5)
 
 
@@ -53,6 +56,8 @@ def verify_token(settings: Settings, token: str) -> AuthContext:
     `client_id` as Cognito access tokens carry it)."""
     if not settings.jwt_issuer:
         raise BeamError("BEM-030", "this deployment has no JWT issuer configured")
+    import jwt
+
     try:
         key = _signing_keys(settings.signing_keys_url).get_signing_key_from_jwt(token)
         claims: dict[str, Any] = jwt.decode(

@@ -33,17 +33,18 @@ def job_of(beam: RiverBeam, record: SQSRecord) -> RunJob:
     body = parse_body(record.body)
     if "job" in body:
         return parse_request(RunJob, body["job"])
-    body.setdefault("interaction_id", _derived_id(record.message_id, "interaction"))
     request = parse_request(InvokeRequest, body)
     run_id = _derived_id(record.message_id, "run")
-    if beam.store.get_run(run_id) is None:
-        return beam.accept_invoke(request, run_id=run_id)
+    run = beam.store.get_run(run_id)
+    if run is None:
+        interaction_id = _derived_id(record.message_id, "interaction")
+        return beam.accept_invoke(request, run_id=run_id, new_interaction_id=interaction_id)
     # accepted by an earlier delivery: the run (ended or not) is the one to go on with
     return RunJob(
         kind="invoke",
-        agent_name=request.agent_name,
-        session_id=str(request.session_id),
-        interaction_id=str(request.interaction_id),
+        agent_name=run.agent_name,
+        session_id=run.session_id,
+        interaction_id=run.interaction_id,
         run_id=run_id,
         content=list(request.content),
     )
@@ -51,6 +52,8 @@ def job_of(beam: RiverBeam, record: SQSRecord) -> RunJob:
 
 def handle_record(record: SQSRecord, context: LambdaContext | None, pusher: WebSocketPusher) -> None:
     beam = runtime.beam()
+    # this message's keys only: the batch's earlier messages were other sessions' runs
+    runtime.logger.remove_keys(["session_id", "interaction_id", "run_id"])
     runtime.logger.append_keys(message_id=record.message_id)
     try:
         job = job_of(beam, record)
@@ -80,6 +83,9 @@ def handle_batch(event: dict[str, Any], context: LambdaContext | None) -> dict[s
     beam = runtime.beam()
     pusher = WebSocketPusher(beam.store, runtime.management_api())
     processor = SqsFifoPartialProcessor(skip_group_on_error=True)
+    # a batch whose every message failed is answered like any other (the FIFO processor's __init__ does
+    # not take the option its base class has)
+    processor.raise_on_entire_batch_failure = False
     response = process_partial_response(
         event=event,
         record_handler=lambda record: handle_record(record, context, pusher),
