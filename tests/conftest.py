@@ -1,13 +1,38 @@
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
-import pytest
-from beam_store import BeamStore, InMemoryStore
-from beam_store.embedded import embedded_dynamodb
+# The tests import riverbeam and beam_store from the layer as `sam build` makes it and as Lambda mounts it
+# (its python/ folder on the import path), not from the source tree: a package the layer leaves out fails
+# here first. Its third-party packages come from the test environment (tests/realserver/test_layer.py runs
+# a handler on the layer with its own).
+LAYER = Path(tempfile.mkdtemp(prefix="riverbeam-layer-"))
+atexit.register(shutil.rmtree, LAYER, ignore_errors=True)
+subprocess.run(
+    [
+        sys.executable,
+        str(Path(__file__).resolve().parents[1] / "scripts" / "build_layer.py"),
+        str(LAYER),
+        "--no-deps",
+    ],
+    check=True,
+    capture_output=True,
+    timeout=120,
+)
+sys.path.insert(0, str(LAYER / "python"))
 
-from tests.support.stores import moto_store, server_store
+import pytest  # noqa: E402
+from beam_store import BeamStore, InMemoryStore  # noqa: E402
+from beam_store.embedded import embedded_dynamodb  # noqa: E402
+
+from tests.support.stores import moto_store, server_store  # noqa: E402
 
 # tests reach no AWS account: fake credentials, one region, no endpoint from the environment
 os.environ.update(

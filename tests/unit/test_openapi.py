@@ -44,16 +44,28 @@ def test_docs_openapi_json_is_up_to_date() -> None:
     assert written == openapi_document(), "run: .venv/bin/python scripts/write_openapi.py"
 
 
-def test_the_template_routes_are_the_documents() -> None:
-    events = [
-        e["Properties"]
-        for r in template()["Resources"].values()
+def _api_routes(api: str) -> set[str]:
+    """The route keys of one API: raw ApiGatewayV2 routes, or SAM HttpApi events of the functions."""
+    resources = template()["Resources"].values()
+    raw = {
+        r["Properties"]["RouteKey"]
+        for r in resources
+        if r["Type"] == "AWS::ApiGatewayV2::Route" and r["Properties"]["ApiId"] == {"!Ref": api}
+    }
+    events = {
+        f"{e['Properties']['Method'].upper()} {e['Properties']['Path']}"
+        for r in resources
         if r["Type"] == "AWS::Serverless::Function"
         for e in r["Properties"].get("Events", {}).values()
-        if e["Type"] == "HttpApi"
-    ]
-    declared = {(e["Method"].lower(), e["Path"]) for e in events}
+        if e["Type"] == "HttpApi" and e["Properties"].get("ApiId") == {"!Ref": api}
+    }
+    return raw | events
+
+
+def test_the_template_routes_are_the_documents() -> None:
+    declared = {(key.split(" ")[0].lower(), key.split(" ")[1]) for key in _api_routes("HttpApi")}
     assert declared - {("get", "/openapi.json")} == ROUTES
+    assert _api_routes("WebSocketApi") == {"$connect", "$disconnect", "invoke", "resume"}
 
 
 def test_the_sample_events_use_the_template_routes() -> None:
