@@ -78,7 +78,7 @@ def main() -> None:
         worked = handler("worker")({"Records": records}, Context())
         run_id = json.loads(accepted["body"])["run_id"]
         frames = sample("records/frames")
-        frames["rawPath"] = frames["requestContext"]["http"]["path"] = f"/runs/{run_id}/frames"
+        frames["rawPath"] = frames["requestContext"]["http"]["path"] = f"/v1/runs/{run_id}/frames"
         read = handler("records")(frames, Context())
     metrics = [json.loads(line) for line in logs.getvalue().splitlines() if line.startswith('{"_aws"')]
     import beam_store

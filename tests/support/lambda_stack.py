@@ -82,8 +82,8 @@ def http_event(
     e["requestContext"]["requestId"] = str(uuid.uuid4())
     if body is not None:
         e["body"] = body if isinstance(body, str) else json.dumps(body)
-    if path is not None:
-        e["rawPath"] = e["requestContext"]["http"]["path"] = path
+    if path is not None:  # the stage leads the path, as API Gateway sends it for a named stage
+        e["rawPath"] = e["requestContext"]["http"]["path"] = f"/{e['requestContext']['stage']}{path}"
     if query is not None:
         e["queryStringParameters"] = query
         e["rawQueryString"] = urllib.parse.urlencode(query)
