@@ -42,6 +42,7 @@ def sample(name: str) -> dict[str, Any]:
 
 def main() -> None:
     import boto3
+    from riverbeam.aws.worker import lambda_record
 
     definition = json.loads(os.environ["TABLE_DEFINITION"])
     boto3.client("dynamodb").create_table(TableName=os.environ["TABLE_NAME"], **definition)
@@ -61,20 +62,8 @@ def main() -> None:
         connected = handler("connections")(connect, Context())
         accepted = handler("invoke")(invoke, Context())
         got = sqs.receive_message(QueueUrl=queue, AttributeNames=["All"])["Messages"]
-        records = [
-            {
-                "messageId": m["MessageId"],
-                "receiptHandle": m["ReceiptHandle"],
-                "body": m["Body"],
-                "attributes": m["Attributes"],
-                "messageAttributes": {},
-                "md5OfBody": m["MD5OfBody"],
-                "eventSource": "aws:sqs",
-                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:probe.fifo",
-                "awsRegion": "us-east-1",
-            }
-            for m in got
-        ]
+        queue_arn = "arn:aws:sqs:us-east-1:123456789012:probe.fifo"
+        records = [lambda_record(m, queue_arn) for m in got]
         worked = handler("worker")({"Records": records}, Context())
         run_id = json.loads(accepted["body"])["run_id"]
         frames = sample("records/frames")

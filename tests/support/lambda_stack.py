@@ -21,6 +21,7 @@ import yaml
 from botocore.awsrequest import AWSResponse
 from moto import mock_aws
 from riverbeam.aws import runtime
+from riverbeam.aws.worker import lambda_record
 
 from tests.support.stores import REGION, serialized_moto
 
@@ -167,20 +168,8 @@ class Stack:
         got = self.sqs.receive_message(
             QueueUrl=self.queue_url, MaxNumberOfMessages=limit, AttributeNames=["All"], WaitTimeSeconds=0
         ).get("Messages", [])
-        return [
-            {
-                "messageId": m["MessageId"],
-                "receiptHandle": m["ReceiptHandle"],
-                "body": m["Body"],
-                "attributes": m["Attributes"],
-                "messageAttributes": {},
-                "md5OfBody": m["MD5OfBody"],
-                "eventSource": "aws:sqs",
-                "eventSourceARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{self.queue_url.rsplit('/', 1)[-1]}",
-                "awsRegion": REGION,
-            }
-            for m in got
-        ]
+        queue_arn = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{self.queue_url.rsplit('/', 1)[-1]}"
+        return [lambda_record(m, queue_arn) for m in got]
 
     def run_worker(self, records: list[dict[str, Any]]) -> list[str]:
         """Call the worker with `records`, then do as the event source mapping does: delete the messages

@@ -434,6 +434,10 @@ class RiverBeam:
         """Every frame of every run also goes to `sink` (the deployment's WebSocket push, for one)."""
         self._frame_sinks.append(sink)
 
+    def _sinks(self, on_frame: FrameSink | None) -> list[FrameSink]:
+        """Where a run's frames go: the caller's sink, then every sink added to the beam."""
+        return ([on_frame] if on_frame is not None else []) + self._frame_sinks
+
     def _runner(self, agent_name: str) -> AgentRunner:
         runner = self._agents.get(agent_name)
         if runner is None:
@@ -862,7 +866,7 @@ class RiverBeam:
         the frames it kept."""
         now = utc_now()
         kept = self._store.list_frames(run.run_id)
-        emitter = _FrameEmitter(run, ([on_frame] if on_frame else []) + self._frame_sinks)
+        emitter = _FrameEmitter(run, self._sinks(on_frame))
         emitter.next_seq = kept[-1]["frame_seq"] + 1 if kept else 0
         ended = AgentResult(
             agent_name=run.agent_name,
@@ -929,7 +933,7 @@ class RiverBeam:
 
     def _run_step(self, step: _Step, on_frame: FrameSink | None, *, record_frames: bool) -> AgentResult:
         """Run the agent and close the step. A streamed run's frames are kept for late subscribers."""
-        sinks = ([on_frame] if on_frame is not None else []) + self._frame_sinks
+        sinks = self._sinks(on_frame)
         recorder = (
             _FrameRecorder(
                 self._store, step.run.run_id, self.frame_ttl_seconds, runs_tools_first=bool(step.resolved)

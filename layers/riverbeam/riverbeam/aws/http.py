@@ -4,6 +4,7 @@ place that maps errors to the JSON body of section 5, and the OpenAPI document o
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Annotated, Any, cast
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
@@ -79,6 +80,16 @@ def _claims(router: APIGatewayHttpRouter) -> dict[str, Any]:
     return _event(router).request_context.authorizer.jwt_claim
 
 
+def _post(
+    router: APIGatewayHttpRouter, serve: Callable[[Any, service.CallerOf], tuple[int, BaseModel]]
+) -> Response[str]:
+    """A POST route: its body served with the caller that the deployment's AuthMode decides on."""
+    claims = _claims(router)
+    body = _event(router).body or ""
+    status, model = serve(body, lambda given: http_caller(runtime.settings(), claims, given))
+    return json_response(status, model)
+
+
 def _errors(*codes: str) -> dict[int, OpenAPIResponse]:
     """The error answers of a route, for its OpenAPI description: each status with its codes."""
     statuses = sorted({CATALOGUE[c][0] for c in codes})
@@ -119,11 +130,7 @@ invoke_routes = APIGatewayHttpRouter()
     },
 )
 def post_invoke() -> Response[str]:
-    claims = _claims(invoke_routes)
-    status, model = service.invoke(
-        _event(invoke_routes).body or "", lambda body: http_caller(runtime.settings(), claims, body)
-    )
-    return json_response(status, model)
+    return _post(invoke_routes, service.invoke)
 
 
 # POST /resume
@@ -156,11 +163,7 @@ resume_routes = APIGatewayHttpRouter()
     },
 )
 def post_resume() -> Response[str]:
-    claims = _claims(resume_routes)
-    status, model = service.resume(
-        _event(resume_routes).body or "", lambda body: http_caller(runtime.settings(), claims, body)
-    )
-    return json_response(status, model)
+    return _post(resume_routes, service.resume)
 
 
 # the reads, for the session's owner

@@ -21,25 +21,16 @@ def with_caller(body: dict[str, Any], caller: AuthContext) -> dict[str, Any]:
     return {**body, "auth_context": caller.model_dump(exclude_none=True)}
 
 
-def queue_message(job: RunJob) -> dict[str, str]:
-    """A job as one FIFO message: one group per session (its runs never overlap), deduplicated by run."""
-    return {
-        "MessageBody": json.dumps({"job": job.model_dump(mode="json")}),
-        "MessageGroupId": job.session_id,
-        "MessageDeduplicationId": job.run_id,
-    }
-
-
 def enqueue(job: RunJob) -> None:
-    """Hand an accepted job to the worker; where the queue refuses it, close its run `failed` so the
-    interaction is not left busy, and answer BEM-503."""
+    """Hand an accepted job to the worker, as one FIFO message: one group per session (its runs never
+    overlap), deduplicated by run. Where the queue refuses it, close its run `failed` so the interaction is
+    not left busy, and answer BEM-503."""
     try:
-        message = queue_message(job)
         runtime.sqs().send_message(
             QueueUrl=runtime.settings().queue_url,
-            MessageBody=message["MessageBody"],
-            MessageGroupId=message["MessageGroupId"],
-            MessageDeduplicationId=message["MessageDeduplicationId"],
+            MessageBody=json.dumps({"job": job.model_dump(mode="json")}),
+            MessageGroupId=job.session_id,
+            MessageDeduplicationId=job.run_id,
         )
     except Exception:
         runtime.logger.exception("the queue refused a job", extra={"run_id": job.run_id})

@@ -77,6 +77,31 @@ def handle_record(record: SQSRecord, context: LambdaContext | None, pusher: WebS
     runtime.metrics.add_metric(name="JobsRun", unit=MetricUnit.Count, value=1)
 
 
+def lambda_record(message: dict[str, Any], queue_arn: str) -> dict[str, Any]:
+    """A message as SQS ReceiveMessage (AttributeNames=All) returns it, as the event source mapping hands
+    it to the worker: one record of the Lambda SQS event."""
+    return {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message["Body"],
+        "attributes": message.get("Attributes", {}),
+        "messageAttributes": {
+            name: {
+                "stringValue": value.get("StringValue"),
+                "binaryValue": value.get("BinaryValue"),
+                "stringListValues": [],
+                "binaryListValues": [],
+                "dataType": value["DataType"],
+            }
+            for name, value in message.get("MessageAttributes", {}).items()
+        },
+        "md5OfBody": message["MD5OfBody"],
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": queue_arn.split(":")[3],
+    }
+
+
 def handle_batch(event: dict[str, Any], context: LambdaContext | None) -> dict[str, Any]:
     """Partial batch failures: a bad message fails alone (with the rest of its session's group, which must
     wait behind it); the other sessions' messages go on."""
