@@ -372,3 +372,68 @@ def test_a_malformed_message_in_a_batch_of_good_ones(stack: Stack, caplog: pytes
     dead = stack.sqs.receive_message(QueueUrl=stack.dead_letter_url, MaxNumberOfMessages=10)["Messages"]
     assert [m["Body"] for m in dead] == ["{not json"]
     assert [m.role for m in store().list_messages(two)] == ["human", "ai"]
+
+
+def test_errors_answer_the_contracts_json_and_change_nothing(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session_id = str(uuid.uuid4())
+    e = http_event("invoke/http", body="{not json")
+    answer = stack.call("invoke", e)
+    assert answer["statusCode"] == 400
+    assert body_of(answer) == {
+        "error": {
+            "code": "BEM-001",
+            "message": body_of(answer)["error"]["message"],
+            "request_id": e["requestContext"]["requestId"],
+        }
+    }
+    bad_query = http_event("records/frames", query={"user_id": "u1", "after": "-5"})
+    answer = stack.call("records", bad_query)
+    assert answer["statusCode"] == 400 and body_of(answer)["error"]["code"] == "BEM-001"
+    assert "after" in body_of(answer)["error"]["message"]
+
+    # a non-streamed invoke answers the Result
+    result = body_of(stack.call("invoke", http_event("invoke/http", body=invoke(session_id))))
+    assert result["session_id"] == session_id and result["interrupted"]
+    assert result["action_required"][0]["tool"] == "git_push"
+    before = snapshot(store())
+
+    # an internal failure tells nothing of itself, and names the request
+    def broken(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("secret-table-detail")
+
+    monkeypatch.setattr(store(), "get_session_with_messages", broken)
+    e = http_event("invoke/http", body=invoke(session_id, "Hello"))
+    answer = stack.call("invoke", e)
+    assert answer["statusCode"] == 500 and "secret" not in answer["body"]
+    assert body_of(answer)["error"] == {
+        "code": "BEM-500",
+        "message": "internal error",
+        "request_id": e["requestContext"]["requestId"],
+    }
+    monkeypatch.undo()
+    assert snapshot(store()) == before
+
+
+def test_a_job_the_queue_refuses_closes_its_run(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    session_id = str(uuid.uuid4())
+    sqs = runtime.sqs()
+
+    def refused(**_: Any) -> Any:
+        raise RuntimeError("queue unavailable")
+
+    monkeypatch.setattr(sqs, "send_message", refused)
+    answer = stack.call("invoke", http_event("invoke/http_stream", body=invoke(session_id, stream=True)))
+    assert answer["statusCode"] == 503 and body_of(answer)["error"]["code"] == "BEM-503"
+    (interaction,) = {m.interaction_id for m in store().list_messages(session_id)}
+    (run,) = store().list_runs(interaction)
+    assert run.status == "failed" and run.error is not None and run.error.code == "BEM-503"
+    found = store().get_interaction(interaction)
+    assert found is not None and found.active_run_id is None  # not left busy
+    monkeypatch.undo()
+    again = stack.call(
+        "invoke",
+        http_event("invoke/http_stream", body=invoke(session_id, stream=True, interaction_id=interaction)),
+    )
+    assert again["statusCode"] == 202
