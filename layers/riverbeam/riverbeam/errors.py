@@ -8,6 +8,7 @@ from pydantic import BaseModel
 
 CATALOGUE: dict[str, tuple[int, str]] = {
     "BEM-001": (400, "the request does not fit the request model"),
+    "BEM-002": (413, "the request is over a limit"),
     "BEM-010": (404, "no such route"),
     "BEM-020": (404, "session not found"),
     "BEM-021": (404, "unknown agent_name"),
