@@ -17,6 +17,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "BEM-027": (404, "action not found"),
     "BEM-030": (401, "the caller is not authenticated"),
     "BEM-031": (403, "the session belongs to another user"),
+    "BEM-032": (503, "the token keys are unavailable; try again later"),
     "BEM-040": (409, "the interaction already has a run in progress"),
     "BEM-041": (500, "the agent exceeded its turn limit"),
     "BEM-042": (409, "the run is being executed by another worker"),
