@@ -40,6 +40,16 @@ CATALOGUE: dict[str, tuple[int, str]] = {
 }
 
 
+# an error body stays small whatever the request held (CONTRACT 5: at most 64 KiB)
+MAX_MESSAGE_CHARS = 2000
+MAX_REQUEST_ID_CHARS = 200
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, marked where it was cut."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class ErrorBody(BaseModel):
     code: str
     message: str
@@ -58,11 +68,12 @@ class BeamError(Exception):
         self.code = code
         self.status = status
         self.field = field
-        self.message = message or title
+        self.message = clip(message or title, MAX_MESSAGE_CHARS)
         super().__init__(f"{code}: {self.message}")
 
     def to_response(self, request_id: str | None = None) -> ErrorResponse:
-        return ErrorResponse(error=ErrorBody(code=self.code, message=self.message, request_id=request_id))
+        clipped = clip(request_id, MAX_REQUEST_ID_CHARS) if request_id is not None else None
+        return ErrorResponse(error=ErrorBody(code=self.code, message=self.message, request_id=clipped))
 
     def to_dict(self, request_id: str | None = None) -> dict[str, Any]:
         return self.to_response(request_id).model_dump(mode="json")
