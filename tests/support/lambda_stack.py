@@ -250,10 +250,12 @@ def lambda_stack(data_dir: Path, *, auth_mode: str = "none", **env: str) -> Iter
         fifo = {
             "FifoQueue": "true",
             "ContentBasedDeduplication": str(main["ContentBasedDeduplication"]).lower(),
+            "MaximumMessageSize": str(main["MaximumMessageSize"]),
         }
-        dlq_url = sqs.create_queue(QueueName="riverbeam-dead.fifo", Attributes={"FifoQueue": "true"})[
-            "QueueUrl"
-        ]
+        dlq_url = sqs.create_queue(
+            QueueName="riverbeam-dead.fifo",
+            Attributes={"FifoQueue": "true", "MaximumMessageSize": str(dead["MaximumMessageSize"])},
+        )["QueueUrl"]
         dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
             "QueueArn"
         ]

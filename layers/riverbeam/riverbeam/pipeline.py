@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -43,10 +42,11 @@ from beam_store import (
     utc_now,
 )
 from beam_store.records import ContentPart, InteractionStatus
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter
 
 from .agents import AgentInput, AgentRunner, ResolvedAction, RunnerFailure, agent_id_for
 from .errors import BeamError
+from .intake import parse_body, parse_request
 from .models import (
     ActionResponseEnvelope,
     AgentResult,
@@ -69,50 +69,8 @@ DEFAULT_FRAME_TTL_SECONDS = 24 * 3600
 DEFAULT_COALESCE_SECONDS = 0.1
 # a worker holds a run this long; its queue must not redeliver the job sooner (visibility timeout)
 DEFAULT_LEASE_SECONDS = 900
-R = TypeVar("R", bound=BaseModel)
 FrameSink = Callable[[FrameHeader], None]
 _frame_adapter: TypeAdapter[FrameHeader] = TypeAdapter(Frame)
-
-
-def _validation_message(error: ValidationError) -> tuple[str, str | None]:
-    problems = []
-    for e in error.errors():
-        loc = ".".join(str(p) for p in e["loc"]) or "body"
-        problems.append(f"{loc}: {e['msg']}")
-    first = ".".join(str(p) for p in error.errors()[0]["loc"]) or None if error.errors() else None
-    return "invalid request: " + "; ".join(problems), first
-
-
-def parse_body(body: Any) -> dict[str, Any]:
-    """A request body (a dict, or JSON text) as a dict, else BEM-001."""
-    if isinstance(body, str | bytes | bytearray):
-        try:
-            body = json.loads(body, parse_constant=_no_constant)
-        except (ValueError, RecursionError):
-            raise BeamError("BEM-001", "the body is not JSON (or nests too deeply)") from None
-    if not isinstance(body, dict):
-        raise BeamError("BEM-001", "the body must be a JSON object")
-    try:  # what cannot be stored is refused here, not half-way through a step
-        json.dumps(body, ensure_ascii=False, allow_nan=False).encode()
-    except (ValueError, TypeError, RecursionError):
-        raise BeamError(
-            "BEM-001", "the body holds values JSON cannot carry (NaN, Infinity, lone surrogates)"
-        ) from None
-    return body
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def parse_request(model: type[R], body: Any) -> R:
-    if isinstance(body, model):
-        return body
-    try:
-        return model.model_validate(parse_body(body))
-    except ValidationError as error:
-        message, first = _validation_message(error)
-        raise BeamError("BEM-001", message, field=first) from None
 
 
 def _store_error(error: StoreConflict | StoreBusy) -> BeamError:
@@ -241,6 +199,20 @@ def _checked_result(result: object, *, finished: bool = True) -> AgentResult:
     return result
 
 
+def same_json(a: Any, b: Any) -> bool:
+    """JSON values equal in type and value: `true` is not `1` (Python says it is), nor `"1"`; numbers
+    compare by value (`1` equals `1.0`, as JSON does not tell them apart)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
 _CHECK_ORDER = ["BEM-027", "BEM-064", "BEM-065", "BEM-066", "BEM-067", "BEM-068"]
 
 
@@ -268,9 +240,8 @@ def _response_error(
     error = _action_error(action_id, stored, interaction_id, session_id, req.auth_context.user_id)
     if error is not None or stored is None:
         return error
-    if envelope.payload is not None and (envelope.payload.tool, envelope.payload.args) != (
-        stored.tool,
-        stored.args,
+    if envelope.payload is not None and not (
+        envelope.payload.tool == stored.tool and same_json(envelope.payload.args, stored.args)
     ):
         return BeamError(
             "BEM-067",

@@ -17,7 +17,9 @@ from beam_store import Action, Interaction, Message, Run, Session
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from .. import intake
 from ..errors import CATALOGUE, BeamError, ErrorResponse
+from ..intake import field_path
 from ..models import AgentResult, InvokeRequest, ResumeRequest, StreamAck
 from . import runtime, service
 from .identity import http_caller, reader
@@ -52,10 +54,9 @@ def http_app(*routers: APIGatewayHttpRouter) -> APIGatewayHttpResolver:
 
     @app.exception_handler(RequestValidationError)
     def invalid(error: RequestValidationError) -> Response[str]:
-        fields = [".".join(str(p) for p in e["loc"][1:]) or str(e["loc"][0]) for e in error.errors()]
-        problems = "; ".join(f"{f}: {e['msg']}" for f, e in zip(fields, error.errors(), strict=True))
-        refusal = BeamError("BEM-001", f"invalid request: {problems}", field=fields[0] if fields else None)
-        return error_response(refusal, _request_id(app))
+        # a location is (where, field...): "query", "after"
+        problems = [(field_path(e["loc"][1:]) or str(e["loc"][0]), e["msg"]) for e in error.errors()]
+        return error_response(intake.invalid(problems), _request_id(app))
 
     @app.not_found
     def no_route(_: Exception) -> Response[str]:
@@ -85,7 +86,8 @@ def _post(
 ) -> Response[str]:
     """A POST route: its body served with the caller that the deployment's AuthMode decides on."""
     claims = _claims(router)
-    body = _event(router).body or ""
+    event = _event(router)
+    body = intake.decoded_body(event.body, base64_encoded=bool(event.is_base64_encoded))
     status, model = serve(body, lambda given: http_caller(runtime.settings(), claims, given))
     return json_response(status, model)
 

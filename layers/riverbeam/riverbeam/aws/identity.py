@@ -4,16 +4,46 @@ against the issuer's keys, or, where the deployment's AuthMode is `none`, what t
 from __future__ import annotations
 
 import functools
+import math
+import threading
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from ..errors import BeamError
+from ..intake import validation_refusal
 from ..models import AuthContext
+from . import runtime
 from .settings import Settings
 
 if TYPE_CHECKING:
     import jwt
 
-_ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "ES512"]
+# the algorithms a token may use, by the type (`kty`) of the key its `kid` names: a token cannot choose an
+# algorithm its key was not made for
+_ALGORITHMS = {"RSA": ["RS256", "RS384", "RS512"], "EC": ["ES256", "ES384", "ES512"]}
+
+# How a container keeps the issuer's signing keys (one SigningKeys per JWKS URL):
+# - a fetched key set is used for KEYS_LIFESPAN_SECONDS, then fetched again on the next token: this bounds
+#   how long a warm container still accepts a key the issuer removed, for one small fetch per 5 minutes;
+# - a token whose `kid` is not in the set fetches it again (the issuer published a new key), but only once
+#   REFRESH_SECONDS have passed since the last fetch: tokens with made-up kids, however many, cost one
+#   fetch per 30 s per container, whatever the PyJWT release (only its recent PyJWKClient has a cooldown);
+# - a fetch that failed is tried again RETRY_SECONDS later at the soonest, so an outage of the key server
+#   answers 503 at once rather than making every $connect wait for a fetch, each bounded by
+#   FETCH_TIMEOUT_SECONDS (API Gateway gives a $connect 29 s; the issuer answers in well under a second);
+# - while the key server cannot be reached, the last set fetched is still used for STALE_SECONDS (keys
+#   rarely change, and an outage of the issuer's endpoint is no reason to turn away valid tokens).
+KEYS_LIFESPAN_SECONDS = 300.0
+REFRESH_SECONDS = 30.0
+RETRY_SECONDS = 5.0
+FETCH_TIMEOUT_SECONDS = 3.0
+STALE_SECONDS = 3600.0
+
+# the key cache's clock (monotonic seconds); tests move it instead of sleeping
+clock: Callable[[], float] = time.monotonic
 
 
 def _claims_user(claims: dict[str, Any]) -> AuthContext:
@@ -29,9 +59,12 @@ def http_caller(settings: Settings, jwt_claims: dict[str, Any], body: dict[str, 
     if settings.auth_mode == "jwt":
         return _claims_user(jwt_claims)
     given = (body or {}).get("auth_context")
-    if not isinstance(given, dict) or not isinstance(given.get("user_id"), str) or not given["user_id"]:
+    if given is None or (isinstance(given, dict) and given.get("user_id") in (None, "")):
         raise BeamError("BEM-030", "auth_context.user_id is required (AuthMode none)", field="auth_context")
-    return AuthContext.model_validate(given)
+    try:  # a malformed identity is the request's fault (BEM-001 naming the field), never an internal one
+        return AuthContext.model_validate(given)
+    except ValidationError as error:
+        raise validation_refusal(error, prefix="auth_context") from None
 
 
 def reader(settings: Settings, jwt_claims: dict[str, Any], user_id_query: str | None) -> str:
@@ -43,32 +76,125 @@ def reader(settings: Settings, jwt_claims: dict[str, Any], user_id_query: str | 
     return user_id_query
 
 
-@functools.cache
-def _signing_keys(url: str) -> jwt.PyJWKClient:
-    import jwt  # only $connect with AuthMode jwt needs it (and its 70 ms of imports)
+class KeysUnavailable(Exception):
+    """The issuer's signing keys cannot be had now; the cause is logged, never told to the caller."""
 
-    return jwt.PyJWKClient(url, cache_keys=True, lifespan=3600, timeout=5)
+
+class SigningKeys:
+    """The signing keys published at one JWKS URL, fetched and kept as the comment on
+    KEYS_LIFESPAN_SECONDS says. Thread-safe: a fetch holds the lock, so threads never fetch at once."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._client: jwt.PyJWKClient | None = None
+        self._lock = threading.Lock()
+        self._keys: dict[str, jwt.PyJWK] = {}
+        self._fetched_at: float | None = None  # the last successful fetch
+        self._next_fetch_at = -math.inf
+        self._failing = False  # the last fetch failed
+
+    def get(self, kid: str) -> jwt.PyJWK | None:
+        """The key named `kid`, or None if the issuer has no such key. KeysUnavailable if the keys could
+        not be fetched (nor a recent enough set be used), or if `kid` may be a key published since."""
+        with self._lock:
+            now = clock()
+            stale = self._fetched_at is None or now - self._fetched_at >= KEYS_LIFESPAN_SECONDS
+            if (stale or kid not in self._keys) and now >= self._next_fetch_at:
+                self._fetch()
+                now = clock()
+            if self._fetched_at is None or now - self._fetched_at >= STALE_SECONDS:
+                raise KeysUnavailable
+            key = self._keys.get(kid)
+            if key is None and self._failing:
+                raise KeysUnavailable
+            return key
+
+    def _fetch(self) -> None:
+        import jwt
+
+        try:
+            if self._client is None:
+                # no cache of its own: this class decides when to fetch
+                self._client = jwt.PyJWKClient(self.url, cache_jwk_set=False, timeout=FETCH_TIMEOUT_SECONDS)
+            jwk_set = self._client.get_jwk_set()
+            keys = {k.key_id: k for k in jwk_set.keys if k.key_id and k.public_key_use in ("sig", None)}
+            if not keys:
+                raise jwt.PyJWKClientError("the key set has no signing key with a kid")
+        # whatever keeps a usable key set from us is the key server's fault, not the caller's: urllib's
+        # errors come wrapped (PyJWKClientConnectionError), a body that is no JSON (ValueError), a
+        # connection lost while reading it (OSError) or a set PyJWT cannot read do not
+        except Exception as error:
+            self._failing = True
+            self._next_fetch_at = clock() + RETRY_SECONDS
+            runtime.logger.warning(
+                "the issuer's signing keys could not be fetched",
+                extra={"jwks_url": self.url, "error": f"{type(error).__name__}: {error}"},
+            )
+            return
+        self._keys = keys
+        self._failing = False
+        self._fetched_at = clock()
+        self._next_fetch_at = self._fetched_at + REFRESH_SECONDS
+
+
+@functools.cache
+def signing_keys(url: str) -> SigningKeys:
+    """The container's one SigningKeys for `url`."""
+    return SigningKeys(url)
+
+
+def _refused(error: Exception) -> str:
+    """What the caller is told of a token that does not verify: what is wrong with the token, in words of
+    our own (PyJWT's messages are not promised to stay free of anything else)."""
+    import jwt
+
+    if isinstance(error, jwt.ExpiredSignatureError):
+        return "the token has expired"
+    if isinstance(error, jwt.ImmatureSignatureError):
+        return "the token is not valid yet"
+    if isinstance(error, jwt.InvalidIssuerError):
+        return "the token is from another issuer"
+    if isinstance(error, jwt.MissingRequiredClaimError):
+        return f"the token has no {error.claim} claim"
+    if isinstance(error, jwt.InvalidAlgorithmError):
+        return "the token's algorithm is not accepted for its key"
+    if isinstance(error, jwt.InvalidSignatureError):
+        return "the token's signature does not verify"
+    return "the token is not valid"
 
 
 def verify_token(settings: Settings, token: str) -> AuthContext:
     """A JWT from the WebSocket `token` query (browsers cannot set headers there), checked as the HTTP
     API's authorizer checks one: signature by the issuer's keys, expiry, issuer, and audience (`aud`, or
-    `client_id` as Cognito access tokens carry it)."""
+    `client_id` as Cognito access tokens carry it). Keys that cannot be had are 503 BEM-032, not the
+    caller's fault; a token that does not verify is 401 BEM-030."""
     if not settings.jwt_issuer:
         raise BeamError("BEM-030", "this deployment has no JWT issuer configured")
-    import jwt
+    import jwt  # only $connect with AuthMode jwt needs it (and its 70 ms of imports)
 
     try:
-        key = _signing_keys(settings.signing_keys_url).get_signing_key_from_jwt(token)
+        kid = jwt.get_unverified_header(token).get("kid")
+    except jwt.PyJWTError:
+        raise BeamError("BEM-030", "the token is not a well-formed JWT", field="token") from None
+    if not isinstance(kid, str) or not kid:
+        raise BeamError("BEM-030", "the token names no signing key (kid)", field="token")
+    try:
+        key = signing_keys(settings.signing_keys_url).get(kid)
+    except KeysUnavailable:
+        raise BeamError("BEM-032") from None
+    if key is None:
+        raise BeamError("BEM-030", "the token is signed by a key the issuer does not have", field="token")
+    try:
         claims: dict[str, Any] = jwt.decode(
             token,
             key.key,
-            algorithms=_ALGORITHMS,
+            algorithms=_ALGORITHMS.get(str(key.key_type), []),
             issuer=settings.jwt_issuer,
             options={"require": ["exp", "iss", "sub"], "verify_aud": False},
         )
-    except jwt.PyJWTError as error:
-        raise BeamError("BEM-030", f"the token was refused: {error}", field="token") from None
+    # older PyJWT releases let key material that does not fit the algorithm through as TypeError/ValueError
+    except (jwt.PyJWTError, TypeError, ValueError) as error:
+        raise BeamError("BEM-030", _refused(error), field="token") from None
     if settings.jwt_audience:
         audiences = claims.get("aud", [])
         audiences = [audiences] if isinstance(audiences, str) else list(audiences)

@@ -11,8 +11,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import BaseModel
 
 from ..errors import BeamError
+from ..intake import parse_body, parse_request
 from ..models import AgentResult, AuthContext, InvokeRequest, RunJob
-from ..pipeline import parse_body, parse_request
 from . import runtime
 
 

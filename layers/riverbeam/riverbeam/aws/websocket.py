@@ -19,8 +19,8 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import BeamError
+from ..intake import decoded_body, parse_body
 from ..models import AuthContext, FrameHeader
-from ..pipeline import parse_body
 from . import runtime, service
 from .identity import verify_token
 
@@ -127,7 +127,8 @@ def message(event: dict[str, Any]) -> dict[str, Any]:
         if connection is None:
             raise BeamError("BEM-030", "this connection is not subscribed; reconnect")
         caller = AuthContext(user_id=connection.user_id)
-        body = parse_body(parsed.body if isinstance(parsed.body, str) else "")
+        raw = parsed.body if isinstance(parsed.body, str) else ""
+        body = parse_body(decoded_body(raw, base64_encoded=parsed.is_base64_encoded))
         body.pop("action", None)
         runtime.logger.append_keys(connection_id=context.connection_id)
         if context.route_key == "resume":

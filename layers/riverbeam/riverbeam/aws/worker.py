@@ -12,8 +12,9 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..errors import BeamError
+from ..intake import parse_body, parse_request
 from ..models import InvokeRequest, RunJob
-from ..pipeline import RiverBeam, parse_body, parse_request
+from ..pipeline import RiverBeam
 from . import runtime
 from .websocket import WebSocketPusher
 
