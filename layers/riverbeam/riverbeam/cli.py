@@ -124,10 +124,19 @@ def demo(data_dir: Path, store_kind: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["dev"]:
+        # the local stack parses its own flags; it is developer tooling, outside the Lambda layer
+        from riverbeam_local.cli import main as dev
+
+        return dev(argv[1:])
     parser = argparse.ArgumentParser(
         prog="riverbeam", description="Riverbeam: agents that ask before they act"
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser(
+        "dev", add_help=False, help="the local stack on 127.0.0.1 (HTTP, WebSocket, management API)"
+    )
     run_demo = commands.add_parser(
         "demo", help="the approval loop in one process: ask, approve, push, refuse"
     )

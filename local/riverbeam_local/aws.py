@@ -1,0 +1,111 @@
+"""The stack's DynamoDB table and SQS queues: on the embedded server (moto's app in a thread of this
+process, one request at a time, as beam_store.embedded serves it) or wherever AWS_ENDPOINT_URL_DYNAMODB /
+AWS_ENDPOINT_URL_SQS point; created from the template's definitions where missing."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+from beam_store.embedded import make_server
+from botocore.exceptions import ClientError
+
+from .template import Template
+
+log = logging.getLogger("riverbeam_local")
+# requests that change nothing worth a snapshot (ReceiveMessage counts receives, which a restart forgets)
+_READS = ("GetItem", "BatchGetItem", "Query", "Scan", "DescribeTable", "TransactGetItems", "ReceiveMessage")
+_SENDS = ("AmazonSQS.SendMessage", "AmazonSQS.SendMessageBatch")
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+class EmbeddedAws:
+    """moto's DynamoDB and SQS on 127.0.0.1. `lock` is held around each request so that a snapshot taken
+    under it never sees half of one; `on_change` follows every request that may write, `on_send` every
+    message sent (it wakes the queue poller)."""
+
+    def __init__(self, on_change: Callable[[], None], on_send: Callable[[], None]) -> None:
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
+        self.server = make_server(0)
+        self.lock = threading.Lock()
+        app: WSGIApp = self.server.app
+
+        def locked(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+            target = str(environ.get("HTTP_X_AMZ_TARGET", ""))
+            with self.lock:
+                answer = list(app(environ, start_response))
+            if not target.endswith(_READS):
+                on_change()
+            if target in _SENDS:
+                on_send()
+            return answer
+
+        self.server.app = locked
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self._thread = threading.Thread(target=self.server.serve_forever, name="embedded-aws", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@dataclass(frozen=True)
+class Queues:
+    url: str
+    arn: str
+    dead_letter_url: str
+
+
+def ensure_table(dynamodb: Any, name: str, template: Template) -> None:
+    try:
+        dynamodb.describe_table(TableName=name)
+        return
+    except dynamodb.exceptions.ResourceNotFoundException:
+        pass
+    log.info("creating table %s", name)
+    dynamodb.create_table(TableName=name, **template.table_definition)
+    dynamodb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 120})
+    if template.ttl_attribute:
+        try:
+            dynamodb.update_time_to_live(
+                TableName=name,
+                TimeToLiveSpecification={"AttributeName": template.ttl_attribute, "Enabled": True},
+            )
+        except ClientError as error:  # some DynamoDB-compatible servers have no TTL: records just stay
+            log.warning("table %s: no TTL (%s)", name, error.response.get("Error", {}).get("Code"))
+
+
+def ensure_queues(sqs: Any, prefix: str, template: Template) -> Queues:
+    """The job queue and its dead-letter queue, with the template's settings (create_queue is idempotent
+    for equal attributes)."""
+    spec = template.queue
+    suffix = ".fifo" if spec.fifo else ""
+    fifo = {"FifoQueue": "true"} if spec.fifo else {}
+    dead_url = sqs.create_queue(QueueName=f"{prefix}-dead{suffix}", Attributes=fifo)["QueueUrl"]
+    dead_arn = sqs.get_queue_attributes(QueueUrl=dead_url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    redrive = {"deadLetterTargetArn": dead_arn, "maxReceiveCount": spec.max_receive_count}
+    attributes = {
+        **fifo,
+        "VisibilityTimeout": str(spec.visibility_timeout),
+        "RedrivePolicy": json.dumps(redrive),
+    }
+    if spec.fifo:
+        attributes["ContentBasedDeduplication"] = str(spec.content_based_deduplication).lower()
+    url = sqs.create_queue(QueueName=f"{prefix}-jobs{suffix}", Attributes=attributes)["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    return Queues(url, arn, dead_url)
+
+
+def clients() -> tuple[Any, Any]:
+    """DynamoDB and SQS clients with boto3's usual settings (the endpoint variables included)."""
+    return boto3.client("dynamodb"), boto3.client("sqs")

@@ -1,0 +1,60 @@
+"""`riverbeam dev [--port P] [--data-dir D]`: the local stack's command line."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+DEFAULT_PORT = 3000
+DEFAULT_DATA_DIR = Path("~/.riverbeam/dev")
+
+
+def parser() -> argparse.ArgumentParser:
+    found = argparse.ArgumentParser(
+        prog="riverbeam dev",
+        description="Riverbeam's HTTP API, WebSocket API and management API on 127.0.0.1, routed to the "
+        "handlers of functions/ as template.yaml declares them, with an embedded DynamoDB and SQS "
+        "(unless AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS name others) and AuthMode none.",
+    )
+    found.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help="the port on 127.0.0.1 (default: %(default)s; 0: any free one)",
+    )
+    found.add_argument(
+        "--data-dir",
+        type=Path,
+        default=DEFAULT_DATA_DIR,
+        help="where the records, the author agent's work tree and its bare remote are kept "
+        "(default: %(default)s)",
+    )
+    return found
+
+
+def _logging() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    log = logging.getLogger("riverbeam_local")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        print(f"riverbeam dev: --port {args.port} is not a port number", file=sys.stderr)
+        return 2
+    _logging()
+    from .server import StartError, run
+
+    try:
+        return run(args.port, args.data_dir)
+    except StartError as error:
+        print(f"riverbeam dev: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # stopped before it was serving: nothing to say
+        return 0

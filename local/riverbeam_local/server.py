@@ -1,0 +1,275 @@
+"""One `riverbeam dev` process: checks, the table and queues, the handlers' environment, then uvicorn serving
+the app beside the queue poller and the snapshots, until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import uvicorn
+
+from . import template as template_module
+
+log = logging.getLogger("riverbeam_local")
+HOST = "127.0.0.1"
+SNAPSHOT_FILE = "records.json"
+SNAPSHOT_SECONDS = 2.0
+# how long a stop waits for the worker batches in flight, then for open requests
+DRAIN_SECONDS = 30
+GRACEFUL_SECONDS = 10
+RESOURCE_PREFIX = "riverbeam-local"
+
+
+class StartError(Exception):
+    """Why the stack cannot start, in one line for the person who started it."""
+
+
+def prepare_data_dir(path: Path) -> Path:
+    path = path.expanduser().absolute()
+    if path.exists() and not path.is_dir():
+        raise StartError(f"the data dir {path} is a file, not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        raise StartError(f"the data dir {path} is not writable ({error.strerror or error})") from None
+    return path
+
+
+def bind(port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # a restart may reuse the port while the last run's connections linger in TIME_WAIT
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((HOST, port))
+    except OSError as error:
+        sock.close()
+        if error.errno == errno.EADDRINUSE:
+            raise StartError(f"port {port} on {HOST} is in use (choose another with --port)") from None
+        raise StartError(f"cannot listen on {HOST}:{port} ({error.strerror or error})") from None
+    return sock
+
+
+def _aws_defaults() -> None:
+    """A region and credentials for the embedded services where none are configured (the requests are
+    signed, and the management API's client needs a region)."""
+    import boto3
+
+    session = boto3.Session()
+    if not session.region_name:
+        os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
+    if session.get_credentials() is None:
+        os.environ.update(AWS_ACCESS_KEY_ID="local", AWS_SECRET_ACCESS_KEY="local")
+
+
+def _handler_environment(template: template_module.Template, **local: str) -> None:
+    """What template.yaml gives the functions, with local values for what it computes at deploy time."""
+    os.environ.update(template.literal_environment)
+    os.environ.update(local)
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")  # the stack logs one line per request itself
+    os.environ.update(POWERTOOLS_TRACE_DISABLED="true", POWERTOOLS_METRICS_DISABLED="true")
+    warnings.filterwarnings("ignore", "No application metrics to publish")
+
+
+class DevServer(uvicorn.Server):
+    """uvicorn's server, but a signal first drains the worker (`drain`), and the process then ends with 0
+    (uvicorn raises the signal again after its shutdown)."""
+
+    def __init__(
+        self, config: uvicorn.Config, on_ready: Callable[[], None], drain: Callable[[], Any]
+    ) -> None:
+        super().__init__(config)
+        self._on_ready = on_ready
+        self._drain = drain
+        self._stopping = False
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        handled = (signal.SIGINT, signal.SIGTERM)
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self._stopping:  # a second Ctrl-C: stop now
+            self.should_exit = self.force_exit = True
+            return
+        self._stopping = True
+        log.info("stopping")
+
+        def drain_then_exit() -> None:
+            try:
+                self._drain()
+            finally:
+                self.should_exit = True
+
+        threading.Thread(target=drain_then_exit, name="drain", daemon=True).start()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and not self.should_exit:
+            self._on_ready()
+
+
+def _print_ready(port: int, data_dir: Path, endpoints: dict[str, str]) -> None:
+    lines = [
+        f"HTTP API:        http://{HOST}:{port}/",
+        f"WebSocket API:   ws://{HOST}:{port}/ws",
+        f"Management API:  http://{HOST}:{port}/@connections/{{id}}",
+        *(f"{name + ':':<16} {url}" for name, url in endpoints.items()),
+        f"Data dir:        {data_dir}",
+        "Ready (Ctrl-C stops).",
+    ]
+    print("\n".join(lines), flush=True)
+
+
+def _raise_interrupt(sig: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """Before and after uvicorn serves, SIGTERM stops the stack as Ctrl-C does."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run(port: int, data_dir: Path) -> int:
+    with _stopped_by_signals(), contextlib.ExitStack() as stack:
+        data_dir = prepare_data_dir(data_dir)
+        sock = bind(port)
+        stack.callback(sock.close)
+        port = sock.getsockname()[1]
+        try:
+            template = template_module.load()
+        except (OSError, ValueError, KeyError) as error:
+            raise StartError(f"template.yaml cannot be read: {error}") from None
+        _aws_defaults()
+        return _serve(stack, sock, port, data_dir, template)
+
+
+def _serve(
+    stack: contextlib.ExitStack,
+    sock: socket.socket,
+    port: int,
+    data_dir: Path,
+    template: template_module.Template,
+) -> int:
+    # imported here: the handlers' libraries read their environment when first imported
+    from botocore.exceptions import BotoCoreError, ClientError
+    from riverbeam.workspace import prepare_workspace
+
+    from . import aws, snapshot
+    from .app import Api, create_app
+    from .functions import Functions
+    from .poller import Poller
+
+    snapshot_path = data_dir / SNAPSHOT_FILE
+    try:
+        saved = snapshot.read(snapshot_path)
+    except snapshot.SnapshotError as error:
+        raise StartError(str(error)) from None
+    changed, wake = threading.Event(), threading.Event()
+    endpoints: dict[str, str] = {}
+    embedded_services = [s for s in ("DYNAMODB", "SQS") if not os.environ.get(f"AWS_ENDPOINT_URL_{s}")]
+    embedded = None
+    if embedded_services:
+        embedded = aws.EmbeddedAws(on_change=changed.set, on_send=wake.set)
+        embedded.start()
+        stack.callback(embedded.stop)
+        for service in embedded_services:
+            os.environ[f"AWS_ENDPOINT_URL_{service}"] = embedded.url
+    for service, name in (("DYNAMODB", "DynamoDB"), ("SQS", "SQS")):
+        url = os.environ[f"AWS_ENDPOINT_URL_{service}"]
+        endpoints[name] = url + (" (embedded)" if service in embedded_services else "")
+
+    dynamodb, sqs = aws.clients()
+    table_name = os.environ.get("RIVERBEAM_TABLE_NAME", RESOURCE_PREFIX)
+    try:
+        aws.ensure_table(dynamodb, table_name, template)
+        queues = aws.ensure_queues(sqs, RESOURCE_PREFIX, template)
+        if saved is not None and embedded is not None:
+            items_to = table_name if "DYNAMODB" in embedded_services else None
+            urls = {"jobs": queues.url, "dead": queues.dead_letter_url} if "SQS" in embedded_services else {}
+            if items_to is None:
+                saved["items"] = []
+            snapshot.restore(saved, dynamodb, sqs, table_name, urls)
+        prepare_workspace(data_dir)
+    except (OSError, subprocess.SubprocessError, BotoCoreError, ClientError) as error:
+        raise StartError(f"the local stack could not be set up: {error}") from None
+
+    _handler_environment(
+        template,
+        TABLE_NAME=table_name,
+        QUEUE_URL=queues.url,
+        AUTH_MODE="none",
+        WEBSOCKET_ENDPOINT=f"http://{HOST}:{port}",
+        RIVERBEAM_DATA_DIR=str(data_dir),
+    )
+    functions = Functions(template.functions)
+    from riverbeam.aws import runtime
+
+    # the handlers' cached factories are not meant to race: make them once, before any request
+    runtime.beam(), runtime.sqs(), runtime.management_api()
+
+    consumer = template.queue_consumer
+    poller = Poller(
+        sqs,
+        queues.url,
+        queues.arn,
+        lambda event: functions.call(consumer, event),
+        wake=wake,
+        batch_size=template.batch_size,
+    )
+    if embedded is not None:
+        names = {"jobs": queues.url.rsplit("/", 1)[-1], "dead": queues.dead_letter_url.rsplit("/", 1)[-1]}
+        snapshots = snapshot.Snapshotter(
+            snapshot_path, embedded.lock, table_name, names, changed=changed, interval=SNAPSHOT_SECONDS
+        )
+        snapshots.start()
+        # callbacks run last first: the final snapshot is taken before the embedded server stops
+        stack.callback(snapshots.stop)
+    poller.start()
+    stack.callback(poller.stop, DRAIN_SECONDS)
+
+    config = uvicorn.Config(
+        create_app(Api(template, functions)),
+        ws="websockets-sansio",
+        lifespan="off",
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=GRACEFUL_SECONDS,
+    )
+    server = DevServer(
+        config,
+        on_ready=lambda: _print_ready(port, data_dir, endpoints),
+        drain=lambda: poller.stop(DRAIN_SECONDS),
+    )
+    server.run(sockets=[sock])
+    return 0
