@@ -9,6 +9,12 @@ Items (pk / sk):
   ACTION#<id> / ACTION             an action; gsi1: INTERACTION#<id> /
                                    ACTION#<0 pending|1 done>#<created_at>#<id>
   CONN#<id> / CONN                 a WebSocket connection, with a TTL; gsi1: SESSION#<id> / CONN#<id>
+
+The attributes that hold JSON of any shape (a message's `content`, an action's `args`, `outcome` and
+`response`, a run's `error`) are stored as one string of compact JSON, not as DynamoDB maps and lists:
+a DynamoDB number has no int/float distinction (1e20 came back as an int), holds 38 digits within
+1e-130..1e126 (an output of 1e300 or 10**40 could not be written), and maps nest 32 deep at most. Items
+written before, with those attributes as maps and lists, are still read (their numbers as before).
 """
 
 from __future__ import annotations
@@ -102,12 +108,37 @@ def serialize(value: Any) -> Any:
     return _serializer.serialize(json.loads(json.dumps(value), parse_float=Decimal))
 
 
+# record fields whose values are JSON of any shape, each stored as a string of compact JSON
+JSON_ATTRIBUTES = frozenset({"content", "args", "outcome", "response", "error"})
+
+
+def serialize_json(value: Any) -> Any:
+    """A JSON value as a string attribute that gives back every value with its type (None stays NULL).
+
+    Compact and UTF-8 as it is (ensure_ascii=False), so the stored size is the JSON's size in bytes."""
+    if value is None:
+        return {"NULL": True}
+    return {"S": json.dumps(value, ensure_ascii=False, separators=(",", ":"))}
+
+
+def serialize_attr(name: str, value: Any) -> Any:
+    """A record field's value as the attribute it is stored as."""
+    return serialize_json(value) if name in JSON_ATTRIBUTES else serialize(value)
+
+
+def _deserialize_attr(name: str, value: Any) -> Any:
+    if name in JSON_ATTRIBUTES and "S" in value:
+        return json.loads(value["S"])
+    # any other attribute, and a JSON field of an item written as maps and lists before
+    return _plain(_deserializer.deserialize(value))
+
+
 def deserialize_item(item: Item) -> dict[str, Any]:
-    return {k: _plain(_deserializer.deserialize(v)) for k, v in item.items()}
+    return {k: _deserialize_attr(k, v) for k, v in item.items()}
 
 
 def _record_attrs(record: BaseModel) -> dict[str, Any]:
-    return {k: serialize(v) for k, v in record.model_dump(mode="json", exclude_none=True).items()}
+    return {k: serialize_attr(k, v) for k, v in record.model_dump(mode="json", exclude_none=True).items()}
 
 
 def _load(model: type[M], item: Item | None) -> M | None:
@@ -511,9 +542,9 @@ class DynamoBeamStore:
             e = _Expr()
             update = {
                 "status": serialize(action.status),
-                "response": serialize(action.response.model_dump(mode="json", exclude_none=True))
-                if action.response
-                else serialize(None),
+                "response": serialize_json(
+                    action.response.model_dump(mode="json", exclude_none=True) if action.response else None
+                ),
                 "resolved_run_id": serialize(action.resolved_run_id),
                 "updated_at": serialize(now),
                 "gsi1sk": serialize(_action_gsi1sk(action)),
@@ -546,7 +577,7 @@ class DynamoBeamStore:
                     {
                         "Key": _action_key(action.action_id),
                         "UpdateExpression": e.sets(
-                            {"outcome": serialize(outcome), "updated_at": serialize(now)}
+                            {"outcome": serialize_json(outcome), "updated_at": serialize(now)}
                         ),
                         "ConditionExpression": " AND ".join(
                             [

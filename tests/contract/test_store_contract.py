@@ -6,6 +6,8 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
 
 import pytest
 from beam_store import (
@@ -21,7 +23,10 @@ from beam_store import (
     SessionMissing,
     SessionOwnedByOther,
     StepWrite,
+    TextPart,
+    ToolCallPart,
     ToolOutcome,
+    ToolResultPart,
     utc_now,
 )
 
@@ -130,6 +135,100 @@ def test_values_round_trip_exactly(store: BeamStore) -> None:
     got = store.get_action(a.action_id)
     assert got is not None and got.args == args
     assert isinstance(got.args["ratio"], float) and isinstance(got.args["n"], int)
+
+
+# JSON values of every kind a body or a tool may carry, where a typed store could change them
+EXACT_VALUES: dict[str, Any] = {
+    "f": 1e20,
+    "half": 1.5,
+    "tenth": 0.1,
+    "neg_zero": -0.0,
+    "whole_float": 3.0,
+    "tiny": 5e-324,
+    "huge": 1.7976931348623157e308,
+    "neg_exp": -1.25e-7,
+    "int": 3,
+    "zero": 0,
+    "big": 12345678901234567890,
+    "neg_big": -(2**70),
+    "huge_int": 10**40 + 1,
+    "true": True,
+    "false": False,
+    "none": None,
+    "number_text": "1e+20",
+    "empty_text": "",
+    "empty_list": [],
+    "empty_dict": {},
+    "unicode": "é ☃ 😀 \u0000 \"quoted\" \\",
+    "": "empty key",
+    "nested": {"list": [1, 2.5, 1e20, [True, 0, 0.0, False, 1, 1.0, {"x": -1.25e-7, "y": []}]], "d": {}},
+}
+
+
+def typed(value: Any) -> Any:
+    """`value` with every scalar's type beside it (and floats exact): 1 != 1.0 != True, 0.0 != -0.0."""
+    if isinstance(value, dict):
+        return ("dict", sorted((k, typed(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return ("list", [typed(v) for v in value])
+    if isinstance(value, float):
+        return ("float", value.hex())
+    return (type(value).__name__, value)
+
+
+def test_json_values_round_trip_with_their_types(store: BeamStore) -> None:
+    s, i, _ = interrupted_interaction(store)
+    r = steps.run(i)
+    store.commit(
+        StepWrite(
+            session=s, session_op="update", interaction=i, interaction_op="acquire", run=r, run_op="create"
+        )
+    )
+    opened = steps.pending_action(i, r, args=EXACT_VALUES)
+    call = ToolCallPart(tool_call_id=sid(), name="git_push", args=EXACT_VALUES)
+    parts = [TextPart(text=""), call, TextPart(text="1e20")]
+    step = steps.close(s, i, r, interrupted_with=[opened])
+    step.messages = [replace(step.messages[0], content=parts)]
+    store.commit(step)
+
+    step, r2 = resolve_step(store, s, i, opened)
+    store.commit(step)
+    resolved = store.get_action(opened.action_id)
+    assert resolved is not None
+    finish = steps.close(s, i, r2)
+    outputs = [EXACT_VALUES, [1e20, -0.0, 2**64, []], 1e20, 12345678901234567890, True, ""]
+    finish.messages = [
+        replace(
+            finish.messages[0],
+            role="tool",
+            content=[
+                ToolResultPart(tool_call_id=call.tool_call_id, name="git_push", status="ok", output=o)
+                for o in outputs
+            ],
+        )
+    ]
+    finish.record_outcomes = [
+        resolved.model_copy(update={"outcome": ToolOutcome(status="ok", output=EXACT_VALUES)})
+    ]
+    store.commit(finish)
+
+    expected = typed(EXACT_VALUES)
+    got = store.get_action(opened.action_id)
+    assert got is not None and got.outcome is not None
+    assert typed(got.args) == expected
+    assert typed(got.outcome.output) == expected
+    listed = {a.action_id: a for a in store.list_actions(i.interaction_id)}[opened.action_id]
+    assert typed(listed.args) == expected and listed.outcome is not None
+    assert typed(listed.outcome.output) == expected
+
+    _, history = store.get_session_with_messages(s.session_id)
+    for messages in (store.list_messages(s.session_id), history):
+        by_run = {m.run_id: m for m in messages if m.role != "human"}
+        asked, answered = by_run[r.run_id].content, by_run[r2.run_id].content
+        assert [type(p) for p in asked] == [TextPart, ToolCallPart, TextPart]
+        assert [asked[0].text, asked[2].text] == ["", "1e20"]  # type: ignore[union-attr]
+        assert typed(asked[1].args) == expected  # type: ignore[union-attr]
+        assert [typed(p.output) for p in answered] == [typed(o) for o in outputs]  # type: ignore[union-attr]
 
 
 def test_a_new_session_of_another_owner_is_refused_and_nothing_written(store: BeamStore) -> None:
