@@ -151,10 +151,36 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     logging.getLogger("riverbeam").setLevel(logging.WARNING)  # the demo prints its own account of each step
-    if args.data_dir is not None:
-        return demo(args.data_dir, args.store)
-    with tempfile.TemporaryDirectory(prefix="riverbeam-demo-") as tmp:
-        return demo(Path(tmp), args.store)
+    try:
+        if args.data_dir is not None:
+            problem = data_dir_problem(args.data_dir)
+            if problem is not None:
+                return _fail(problem, 2)
+            return demo(args.data_dir, args.store)
+        with tempfile.TemporaryDirectory(prefix="riverbeam-demo-") as tmp:
+            return demo(Path(tmp), args.store)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except OSError as error:  # a disk that filled up, a data dir removed under it: said in one line
+        return _fail(f"{error.strerror or error}: {error.filename or ''}".rstrip(": "), 1)
+
+
+def data_dir_problem(path: Path) -> str | None:
+    """Why `path` cannot hold the demo's files (it is a file, or cannot be made or written), or None."""
+    if path.exists() and not path.is_dir():
+        return f"the data dir {path} is not a directory"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        return f"the data dir {path} cannot be used: {error.strerror or error}"
+    return None
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"riverbeam demo: {message}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":
