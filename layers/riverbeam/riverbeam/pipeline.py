@@ -1091,5 +1091,6 @@ class RiverBeam:
         step.run = closed
 
 
-# codes a failed non-streamed invoke raises as they are; anything else is BEM-500
-_RAISABLE = {"BEM-041", "BEM-503"}
+# codes a failed non-streamed invoke raises as they are (the model's own failures among them: their
+# messages are ours and name no internals); anything else is BEM-500
+_RAISABLE = {"BEM-041", "BEM-503", *(f"BEM-34{n}" for n in range(9))}
