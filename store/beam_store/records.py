@@ -46,6 +46,8 @@ class ToolCallPart(WireModel):
     tool_call_id: str
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
+    # the model provider's own id of the call (Bedrock's toolUseId), sent back with its result
+    model_call_id: str | None = None
 
 
 class ToolResultPart(WireModel):

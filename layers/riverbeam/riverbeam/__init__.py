@@ -1,5 +1,7 @@
 """Riverbeam: a runtime for AI agents that ask a person before they act."""
 
+from typing import TYPE_CHECKING, Any
+
 from .agents import AgentInput, AgentRunner, Emit, ResolvedAction, RunnerFailure, agent_id_for
 from .errors import CATALOGUE, BeamError, ToolError
 from .llm import AuthorOfflineModel, ChatModel, ModelTurn, ScriptedModel, ToolCall
@@ -18,6 +20,7 @@ from .models import (
     RunStartedFrame,
     StreamAck,
     TextDeltaFrame,
+    TokenUsage,
     ToolCallFrame,
     ToolResultFrame,
 )
@@ -25,6 +28,19 @@ from .pipeline import RiverBeam
 from .runner import ToolAgentRunner
 from .tools import Tool, tool
 from .tools.git import git_push_tool
+
+if TYPE_CHECKING:
+    from .bedrock import BedrockConverseModel
+
+
+def __getattr__(name: str) -> Any:
+    # imported on first use: a handler that runs no Bedrock agent never pays for botocore's event streams
+    if name == "BedrockConverseModel":
+        from .bedrock import BedrockConverseModel
+
+        return BedrockConverseModel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CATALOGUE",
@@ -36,6 +52,7 @@ __all__ = [
     "AuthContext",
     "AuthorOfflineModel",
     "BeamError",
+    "BedrockConverseModel",
     "ChatModel",
     "DoneFrame",
     "Emit",
@@ -53,6 +70,7 @@ __all__ = [
     "ScriptedModel",
     "StreamAck",
     "TextDeltaFrame",
+    "TokenUsage",
     "Tool",
     "ToolAgentRunner",
     "ToolCall",

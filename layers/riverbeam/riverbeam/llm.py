@@ -9,22 +9,25 @@ from typing import Any, Protocol
 from beam_store.records import TextPart, ToolCallPart, ToolResultPart
 from pydantic import BaseModel, Field
 
-from .models import NewMessage
+from .models import NewMessage, TokenUsage
 from .tools import Tool
 
 OnText = Callable[[str], None]
 
 
 class ToolCall(BaseModel):
-    """A call the model asks for; the runner gives it a fresh UUID, which becomes the action's id."""
+    """A call the model asks for; the runner gives it a fresh UUID, which becomes the action's id.
+    `model_call_id` is the provider's own id of it (Bedrock's toolUseId), sent back with its result."""
 
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
+    model_call_id: str | None = None
 
 
 class ModelTurn(BaseModel):
     text: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: TokenUsage | None = None
 
 
 class ChatModel(Protocol):

@@ -99,6 +99,20 @@ class NewMessage(BaseModel):
     type: MessageType = "message"
 
 
+class TokenUsage(BaseModel):
+    """Tokens a model call used, as the provider counts them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            **{name: getattr(self, name) + getattr(other, name) for name in TokenUsage.model_fields}
+        )
+
+
 class AgentResult(BaseModel):
     """What a runner returns, and (with the ids filled in) the Result of an invoke or a `done` frame.
 
@@ -115,6 +129,7 @@ class AgentResult(BaseModel):
     content: list[ContentPart] = Field(default_factory=list)
     messages: list[NewMessage] = Field(default_factory=list, exclude=True)
     tool_outcomes: dict[str, ToolOutcome] = Field(default_factory=dict, exclude=True)
+    usage: TokenUsage | None = Field(default=None, exclude=True)
 
     def text(self) -> str:
         return "".join(p.text for p in self.content if isinstance(p, TextPart))

@@ -15,6 +15,7 @@ from .models import (
     ErrorFrame,
     NewMessage,
     TextDeltaFrame,
+    TokenUsage,
     ToolCallFrame,
     ToolResultFrame,
 )
@@ -62,15 +63,21 @@ class ToolAgentRunner:
                 interrupted=True, action_required=waiting, messages=produced, tool_outcomes=outcomes
             )
 
+        usage: TokenUsage | None = None
         for _ in range(self.max_turns):
             turn = self.model.next_turn(
                 conversation, list(self.tools.values()), lambda text: emit(TextDeltaFrame(text=text))
             )
+            if turn.usage is not None:
+                usage = turn.usage if usage is None else usage + turn.usage
             text = [TextPart(text=turn.text)] if turn.text else []
-            calls = [ToolCallPart(tool_call_id=new_id(), name=c.name, args=c.args) for c in turn.tool_calls]
+            calls = [
+                ToolCallPart(tool_call_id=new_id(), name=c.name, args=c.args, model_call_id=c.model_call_id)
+                for c in turn.tool_calls
+            ]
             add(NewMessage(role="ai", content=[*text, *calls]))
             if not calls:
-                return AgentResult(content=text, messages=produced, tool_outcomes=outcomes)
+                return AgentResult(content=text, messages=produced, tool_outcomes=outcomes, usage=usage)
             asks: list[ActionRequest] = []
             for call in calls:
                 tool = self.tools.get(call.name)
@@ -99,6 +106,7 @@ class ToolAgentRunner:
                     content=text,
                     messages=produced,
                     tool_outcomes=outcomes,
+                    usage=usage,
                 )
         raise BeamError("BEM-041", f"the agent took more than {self.max_turns} model turns")
 
