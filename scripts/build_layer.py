@@ -33,6 +33,7 @@ PACKAGES = {
     "beam_store": ROOT / "store" / "beam_store",
 }
 REQUIREMENTS = ROOT / "layers" / "riverbeam" / "requirements.txt"
+AGENTS_FILE = ROOT / "agents.yaml"
 # in the Lambda runtime already; whatever only they pull in is left out too
 RUNTIME_PROVIDED = frozenset({"boto3", "botocore"})
 DEFAULT_PLATFORM = "manylinux2014_x86_64"
@@ -212,6 +213,8 @@ def build(args: argparse.Namespace) -> Path:
             raise SystemExit(f"build_layer: {', '.join(sorted(left))} still in the layer")
     copy_packages(site)
     prune(site)
+    # the deployment's agents, at the layer's root: /opt/agents.yaml once Lambda mounts it
+    shutil.copyfile(AGENTS_FILE, target / "agents.yaml")
     return site
 
 

@@ -1,0 +1,170 @@
+"""Agents configured without code: `agents.yaml` names each agent's model, system prompt, inference
+settings, tools and which tools need a person's approval.
+
+    agents:
+      author:
+        model_id: anthropic.claude-3-5-haiku-20241022-v1:0   # leave out for the offline model
+        system: You push branches of the work tree when asked.
+        inference: {maxTokens: 1024, temperature: 0.2}
+        tools: [git_push, my_package.tools:deploy]         # built-in names, or module:function
+        approval: [deploy]                                   # more tools that wait for a person
+
+A tool that asks for approval itself (`@tool(confirm_required=True)`, like git_push) always does: the
+file can add approvals, never take one away. With `offline=True` (RIVERBEAM_MODEL=offline) every agent runs
+on the offline model, whatever model_id says.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .llm import AuthorOfflineModel, ChatModel
+from .runner import ToolAgentRunner
+from .tools import Tool, make_tool
+from .tools.git import git_push_tool
+
+# built-in tools by name, each made for the agent's work tree
+BUILTIN_TOOLS: dict[str, Callable[[Path], Tool]] = {"git_push": git_push_tool}
+
+
+class ConfigError(ValueError):
+    """The agents file cannot be used; the message names the file and the field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Inference(_Strict):
+    """Converse's inferenceConfig, under its own names."""
+
+    maxTokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0, le=1)
+    topP: float | None = Field(default=None, ge=0, le=1)
+    stopSequences: list[str] | None = None
+
+
+class Window(_Strict):
+    max_messages: int = Field(default=100, ge=2)
+    max_chars: int = Field(default=400_000, ge=1000)
+
+
+class AgentSpec(_Strict):
+    model_id: str | None = Field(default=None, min_length=1)
+    system: str | None = None
+    inference: Inference = Field(default_factory=Inference)
+    tools: list[str] = Field(default_factory=list)
+    approval: list[str] = Field(default_factory=list)
+    window: Window = Field(default_factory=Window)
+
+    @model_validator(mode="after")
+    def _approvals_name_tools(self) -> AgentSpec:
+        names = {_tool_name(t) for t in self.tools}
+        unknown = [a for a in self.approval if a not in names]
+        if unknown:
+            raise ValueError(f"approval names tools the agent does not have: {unknown}")
+        return self
+
+
+class AgentsFile(_Strict):
+    agents: dict[str, AgentSpec]
+
+
+def _tool_name(spec: str) -> str:
+    return spec.rpartition(":")[2] if ":" in spec else spec
+
+
+def load_agents(path: str | Path) -> AgentsFile:
+    import yaml  # only a deployment with an agents file pays for it
+
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+        return AgentsFile.model_validate(data)
+    except OSError as error:
+        raise ConfigError(f"{path}: {error.strerror or error}") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not YAML: {error}") from None
+    except ValidationError as error:
+        problems = "; ".join(".".join(str(p) for p in e["loc"]) + f": {e['msg']}" for e in error.errors()[:5])
+        raise ConfigError(f"{path}: {problems}") from None
+
+
+def _user_tool(spec: str) -> Tool:
+    module_name, _, attribute = spec.partition(":")
+    try:
+        found: Any = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as error:
+        raise ConfigError(f"tool {spec!r}: {error}") from None
+    if isinstance(found, Tool):
+        return found
+    if callable(found):
+        return make_tool(found)
+    raise ConfigError(f"tool {spec!r} is neither a @tool nor a function")
+
+
+def build_tools(spec: AgentSpec, work_tree: Path) -> list[Tool]:
+    tools = []
+    for name in spec.tools:
+        if ":" in name:
+            made = _user_tool(name)
+        elif name in BUILTIN_TOOLS:
+            made = BUILTIN_TOOLS[name](work_tree)
+        else:
+            raise ConfigError(
+                f"unknown tool {name!r} (built-in: {sorted(BUILTIN_TOOLS)}, or module:function)"
+            )
+        if made.name in spec.approval or _tool_name(name) in spec.approval:
+            made = dataclasses.replace(made, confirm_required=True)
+        tools.append(made)
+    return tools
+
+
+def build_model(spec: AgentSpec, *, offline: bool, client: Any = None) -> ChatModel:
+    if offline or spec.model_id is None:
+        return AuthorOfflineModel()
+    from .bedrock import BedrockConverseModel, ConversationWindow
+
+    return BedrockConverseModel(
+        spec.model_id,
+        client=client,
+        system=spec.system,
+        inference=spec.inference.model_dump(exclude_none=True),
+        window=ConversationWindow(spec.window.max_messages, spec.window.max_chars),
+    )
+
+
+def build_runners(
+    config: AgentsFile, *, work_tree: Path, offline: bool, client: Any = None
+) -> dict[str, ToolAgentRunner]:
+    """A runner per configured agent (`client`: the bedrock-runtime client they share, made on first use
+    when None)."""
+    runners = {}
+    for name, spec in config.agents.items():
+        try:
+            tools = build_tools(spec, work_tree)
+        except ConfigError as error:
+            raise ConfigError(f"agents.{name}.tools: {error}") from None
+        runners[name] = ToolAgentRunner(model=build_model(spec, offline=offline, client=client), tools=tools)
+    return runners
+
+
+def configured_runners(
+    path: str | Path, *, work_tree: Path, offline: bool, client: Any = None
+) -> dict[str, ToolAgentRunner]:
+    """The runners of the agents file at `path`; ConfigError names the file and what is wrong in it."""
+    config = load_agents(path)
+    try:
+        return build_runners(config, work_tree=work_tree, offline=offline, client=client)
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {error}") from None
+
+
+def model_ids(config: AgentsFile) -> list[str]:
+    """The Bedrock models the file uses: what the deployment must be allowed to invoke."""
+    return sorted({spec.model_id for spec in config.agents.values() if spec.model_id})

@@ -1,0 +1,124 @@
+"""agents.yaml: agents configured without code, and refused with a clear message when the file is wrong."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from riverbeam import AuthorOfflineModel, BedrockConverseModel
+from riverbeam.agent_config import ConfigError, build_runners, configured_runners, load_agents, model_ids
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def deploy(env: str) -> str:
+    """Deploy to an environment."""
+    return f"deployed to {env}"
+
+
+CONFIG = """
+agents:
+  author:
+    model_id: anthropic.claude-3-5-haiku-20241022-v1:0
+    system: You push branches.
+    inference: {maxTokens: 256, temperature: 0.1, stopSequences: ["END"]}
+    tools: [git_push, "tests.unit.test_agent_config:deploy"]
+    approval: [deploy]
+    window: {max_messages: 20}
+  helper:
+    tools: [git_push]
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "agents.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_agents_are_built_from_the_file(tmp_path: Path) -> None:
+    config = load_agents(write(tmp_path, CONFIG))
+    runners = build_runners(config, work_tree=tmp_path / "work", offline=False)
+    author = runners["author"]
+    assert isinstance(author.model, BedrockConverseModel)
+    assert author.model.model_id == "anthropic.claude-3-5-haiku-20241022-v1:0"
+    assert author.model.system == "You push branches."
+    assert author.model.inference == {"maxTokens": 256, "temperature": 0.1, "stopSequences": ["END"]}
+    assert author.model.window.max_messages == 20
+    assert {name: t.confirm_required for name, t in author.tools.items()} == {
+        "git_push": True,
+        "deploy": True,
+    }
+    assert author.tools["deploy"].invoke({"env": "prod"}) == "deployed to prod"
+    assert isinstance(runners["helper"].model, AuthorOfflineModel)  # no model_id: the offline model
+    assert model_ids(config) == ["anthropic.claude-3-5-haiku-20241022-v1:0"]
+
+
+def test_offline_runs_every_agent_on_the_offline_model(tmp_path: Path) -> None:
+    runners = build_runners(load_agents(write(tmp_path, CONFIG)), work_tree=tmp_path, offline=True)
+    assert all(isinstance(r.model, AuthorOfflineModel) for r in runners.values())
+
+
+def test_the_file_cannot_take_an_approval_away(tmp_path: Path) -> None:
+    config = load_agents(write(tmp_path, "agents:\n  a:\n    tools: [git_push]\n    approval: []\n"))
+    runner = build_runners(config, work_tree=tmp_path, offline=True)["a"]
+    assert runner.tools["git_push"].confirm_required
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("agents:\n  a:\n    tools: [rm_rf]\n", "unknown tool 'rm_rf'"),
+        ("agents:\n  a:\n    tools: [git_push]\n    approval: [deploy]\n", "approval"),
+        ("agents:\n  a:\n    colour: blue\n", "agents.a.colour"),
+        ("agents:\n  a:\n    inference: {temperature: 7}\n", "agents.a.inference.temperature"),
+        ("agents:\n  a:\n    tools: ['no_such_module:f']\n", "no_such_module"),
+        ("agents: [\n", "not YAML"),
+    ],
+)
+def test_a_wrong_file_is_refused_naming_what_is_wrong(tmp_path: Path, text: str, says: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        configured_runners(write(tmp_path, text), work_tree=tmp_path, offline=True)
+    assert says in str(raised.value) and "agents.yaml" in str(raised.value)
+
+
+def test_a_missing_file_is_refused_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"nope\.yaml"):
+        load_agents(tmp_path / "nope.yaml")
+
+
+def test_the_repositorys_agents_file_loads() -> None:
+    config = load_agents(ROOT / "agents.yaml")
+    runners = build_runners(config, work_tree=ROOT, offline=False)
+    assert runners["author"].tools["git_push"].confirm_required
+
+
+def test_the_template_lets_the_agent_functions_invoke_exactly_the_configured_models() -> None:
+    from tests.support.lambda_stack import template
+
+    loaded = template()
+    default = loaded["Parameters"]["BedrockModelIds"]["Default"]
+    assert default.split(",") == model_ids(load_agents(ROOT / "agents.yaml"))
+    allowed = {
+        name
+        for name, resource in loaded["Resources"].items()
+        if resource["Type"] == "AWS::Serverless::Function"
+        for policy in resource["Properties"].get("Policies", [])
+        for statement in policy["Statement"]
+        if statement["Action"] == "bedrock:InvokeModelWithResponseStream"
+    }
+    assert allowed == {"InvokeFunction", "WorkerFunction"}  # the functions that run agents, and only they
+    env = loaded["Globals"]["Function"]["Environment"]["Variables"]
+    assert env["RIVERBEAM_AGENTS_FILE"] == "/opt/agents.yaml"
+
+
+def test_the_layer_carries_the_agents_file_at_its_root(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "build_layer.py"), str(tmp_path), "--no-deps"],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    assert (tmp_path / "agents.yaml").read_text() == (ROOT / "agents.yaml").read_text()
