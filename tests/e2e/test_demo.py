@@ -1,4 +1,5 @@
-"""The README's first command: the demo runs the whole approval loop and pushes only what was approved."""
+"""The README's first command: the demo runs the whole approval loop through the local stack (`riverbeam dev`
+as its child process), pushes only what was approved, and leaves no process behind."""
 
 from __future__ import annotations
 
@@ -9,19 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from riverbeam.cli import main
 
+from tests.support.devstack import TIMEOUT_SECONDS, assert_none_left, remote_refs, work_commit
 
-@pytest.mark.parametrize("store", ["memory", "embedded"])
-def test_demo_pushes_the_approved_branch_only(
-    tmp_path: Path, store: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["demo", "--store", store, "--data-dir", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
-    assert "remote branches now: ['docs/update']" in out
-    assert ": cancelled; outcome: None" in out
-    assert "12 ai    message" in out  # every step stored, seq 1..12
-    assert (tmp_path / "remote.git").is_dir()
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 
 def run_demo(*args: str) -> subprocess.Popen[str]:
@@ -34,6 +26,26 @@ def run_demo(*args: str) -> subprocess.Popen[str]:
     )
 
 
+def test_demo_pushes_the_approved_branch_only(tmp_path: Path) -> None:
+    process = run_demo("--data-dir", str(tmp_path))
+    out, err = process.communicate(timeout=TIMEOUT_SECONDS * 2)
+    assert process.returncode == 0, (out, err)
+    lines = out.splitlines()
+    sha = work_commit(tmp_path, "docs/update")
+    assert "you      > Push docs/update" in lines
+    assert 'tool     git_push {"ref": "docs/update"} needs approval' in lines
+    assert "approved git_push" in lines
+    assert any(line.startswith(f"remote   docs/update -> {sha[:7]} ") for line in lines), out
+    assert "you      > Push main" in lines
+    assert "rejected git_push: not before the release" in lines
+    assert "remote   main not pushed (the remote has docs/update)" in lines
+    assert lines[-1] == "stack    stopped"
+    assert "{" not in out.replace('{"ref": ', "")  # one line per event, no dict dumps
+    assert "Traceback" not in err, err
+    assert remote_refs(tmp_path) == {"refs/heads/docs/update": sha}
+    assert_none_left(tmp_path)
+
+
 @pytest.mark.parametrize("make", ["a file", "under a file", "in /proc"])
 def test_an_unusable_data_dir_is_one_line_and_exit_2(tmp_path: Path, make: str) -> None:
     (tmp_path / "f").write_text("not a dir")
@@ -43,23 +55,25 @@ def test_an_unusable_data_dir_is_one_line_and_exit_2(tmp_path: Path, make: str) 
         "in /proc": Path("/proc/riverbeam-demo"),
     }[make]
     process = run_demo("--data-dir", str(data_dir))
-    out, err = process.communicate(timeout=120)
+    out, err = process.communicate(timeout=TIMEOUT_SECONDS)
     assert process.returncode == 2, (out, err)
     assert err.count("\n") == 1 and "Traceback" not in err and str(data_dir) in err, err
 
 
-def test_ctrl_c_mid_run_is_one_line_and_a_non_zero_exit(tmp_path: Path) -> None:
+def test_ctrl_c_mid_run_is_one_line_and_exit_130_and_stops_the_stack(tmp_path: Path) -> None:
     process = run_demo("--data-dir", str(tmp_path))
     try:
         assert process.stdout is not None
-        for _ in range(1000):  # bounded: the demo prints a few dozen lines before its first invoke
+        for _ in range(1000):  # bounded: the demo prints two lines about the stack before its first ask
             line = process.stdout.readline()
-            if not line or line.startswith("> invoke"):
+            if not line or line.startswith("you "):
                 break
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=120)
+        out, err = process.communicate(timeout=TIMEOUT_SECONDS)
     finally:
         process.kill()
-    assert line.startswith("> invoke"), out
+        process.wait(timeout=TIMEOUT_SECONDS)
+    assert line.startswith("you "), out
     assert process.returncode == 130, err
     assert err.strip() == "riverbeam demo: interrupted", err
+    assert_none_left(tmp_path)

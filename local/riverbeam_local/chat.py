@@ -1,0 +1,196 @@
+"""`riverbeam chat`: talk to an agent of a running stack and answer its approvals, over the HTTP API and the
+session's WebSocket. Input is read with prompt_toolkit only while a prompt is open; output is written with
+rich only while none is. Keys typed before an approval question are discarded, never taken as its answer."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+import termios
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.input import Input, create_input
+from prompt_toolkit.input.typeahead import clear_typeahead
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+from .client import ApiClient, ClientError, Json, response
+from .options import add_connection_options
+from .stream import Subscription
+from .view import View, compact
+
+PROMPT = "you      > "
+QUIT = {"/quit", "/exit"}
+
+
+def parser() -> argparse.ArgumentParser:
+    found = argparse.ArgumentParser(
+        prog="riverbeam chat",
+        description="Talk to an agent of a running stack (riverbeam dev) and answer its approvals.",
+    )
+    add_connection_options(found)
+    found.add_argument("--session", help="the session to talk in (default: a new one)")
+    found.add_argument("--agent", default="author", help="the agent to talk to (default: %(default)s)")
+    return found
+
+
+def discard_typeahead(source: Input) -> None:
+    """Drop every key typed so far: the ones prompt_toolkit read but left unused after the last prompt,
+    and the ones still waiting in the terminal."""
+    clear_typeahead(source)
+    with contextlib.suppress(OSError, ValueError, termios.error):
+        if sys.stdin.isatty():
+            termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+
+
+def _bindings() -> KeyBindings:
+    bindings = KeyBindings()
+
+    @bindings.add("c-c")
+    def _interrupt(event: KeyPressEvent) -> None:
+        """Ctrl-C clears the line; on an empty line it leaves the prompt."""
+        if event.app.current_buffer.text:
+            event.app.current_buffer.reset()
+        else:
+            event.app.exit(exception=KeyboardInterrupt())
+
+    return bindings
+
+
+@contextlib.contextmanager
+def _sigint_cancels(task: asyncio.Task[Any]) -> Iterator[None]:
+    """While output streams (no prompt open), Ctrl-C stops following the run instead of the program."""
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGINT, task.cancel)
+    except (NotImplementedError, RuntimeError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+class Chat:
+    def __init__(self, api: ApiClient, session_id: str, agent: str, view: View) -> None:
+        self.api = api
+        self.session_id = session_id
+        self.agent = agent
+        self.view = view
+        self.subscription = Subscription(api, session_id, notice=self.notice)
+        self.input = create_input()
+        bindings = _bindings()
+        self.lines: PromptSession[str] = PromptSession(input=self.input, key_bindings=bindings)
+        self.answers: PromptSession[str] = PromptSession(input=self.input, key_bindings=bindings)
+        self.prompting = False
+        self._notices: list[str] = []
+
+    def notice(self, text: str) -> None:
+        if self.prompting:
+            self._notices.append(text)  # said once the prompt is closed
+        else:
+            self.view.line("note", text)
+
+    async def ask(self, session: PromptSession[str], message: str) -> str:
+        self.prompting = True
+        try:
+            return await session.prompt_async(message)
+        finally:
+            self.prompting = False
+            for text in self._notices:
+                self.view.line("note", text)
+            self._notices.clear()
+
+    async def run(self) -> int:
+        await self.subscription.start()
+        self.view.line("session", f"{self.session_id} as {self.api.user} on {self.api.url} (/quit leaves)")
+        try:
+            while True:
+                try:
+                    text = (await self.ask(self.lines, PROMPT)).strip()
+                except (EOFError, KeyboardInterrupt):
+                    return 0
+                if text in QUIT:
+                    return 0
+                if text:
+                    await self.turn(text)
+        finally:
+            await self.subscription.close()
+
+    async def turn(self, text: str) -> None:
+        """One line typed: invoke, show the run, and answer its approvals until the agent is done."""
+        try:
+            ack = await asyncio.to_thread(self.api.invoke, text, session_id=self.session_id, agent=self.agent)
+            result = await self.show_run(ack["run_id"])
+            while result and result.get("interrupted") and result.get("action_required"):
+                responses = await self.answer(result["action_required"])
+                if responses is None:
+                    return
+                ack = await asyncio.to_thread(self.api.resume, result, responses)
+                result = await self.show_run(ack["run_id"])
+        except ClientError as error:
+            self.view.line("error", error.line())
+
+    async def show_run(self, run_id: str) -> Json | None:
+        """The run's frames as they come; its Result, or None when Ctrl-C stopped following it."""
+        task = asyncio.create_task(self._frames(run_id))
+        with _sigint_cancels(task):
+            try:
+                return await task
+            except asyncio.CancelledError:
+                if not task.cancelled():
+                    raise
+                self.view.line("note", f"stopped following run {run_id} (it goes on on the server)")
+                return None
+
+    async def _frames(self, run_id: str) -> Json:
+        result: Json = {}
+        async for frame in self.subscription.follow(run_id):
+            self.view.frame(frame, self.agent)
+            if frame["type"] == "done":
+                result = frame.get("result") or {}
+        return result
+
+    async def answer(self, actions: list[Json]) -> list[Json] | None:
+        """Ask about each action; None when the person left the question unanswered (Ctrl-C)."""
+        responses = []
+        for action in actions:
+            self.view.end_text()
+            discard_typeahead(self.input)
+            question = f"Approve {action['tool']} {compact(action['args'])}? [y/N] "
+            try:
+                approve = (await self.ask(self.answers, question)).strip().lower() in ("y", "yes")
+                reason = None if approve else (await self.ask(self.answers, "Reason (optional): ")).strip()
+            except KeyboardInterrupt:
+                self.view.line("note", "not answered: the action stays pending")
+                return None
+            except EOFError:
+                self.view.line("note", "not answered: the action stays pending")
+                raise
+            self.view.line(
+                "approved" if approve else "rejected", f"{action['tool']}" + (f": {reason}" if reason else "")
+            )
+            responses.append(response(action, approve, reason or None))
+        return responses
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print("riverbeam chat: needs a terminal (scripts use riverbeam invoke and resume)", file=sys.stderr)
+        return 2
+    api = ApiClient(args.url, args.user)
+    chat = Chat(api, args.session or str(uuid.uuid4()), args.agent, View())
+    try:
+        return asyncio.run(chat.run())
+    except ClientError as error:
+        print(f"riverbeam chat: {error.line()}", file=sys.stderr)
+        return 1
+    except (KeyboardInterrupt, EOFError):
+        return 0

@@ -1,0 +1,173 @@
+"""A small client of Riverbeam's HTTP API (CONTRACT sections 2, 5, 7) for the command line tools: blocking
+urllib requests, the contract's error JSON raised as `ApiError`, an unreachable server as `Unreachable`."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_URL = "http://127.0.0.1:3000"
+HTTP_TIMEOUT_SECONDS = 60.0
+Json = dict[str, Any]
+RECORD_PATHS = {
+    "session": "/sessions/{}",
+    "interaction": "/interactions/{}",
+    "run": "/runs/{}",
+    "action": "/actions/{}",
+    "messages": "/sessions/{}/messages",
+}
+
+
+class ClientError(Exception):
+    """A request that did not succeed, said in one line (`line()`)."""
+
+    def line(self) -> str:
+        return str(self)
+
+
+class ApiError(ClientError):
+    """The API refused: `body` is what it answered (the contract's `{"error": {...}}` as a rule)."""
+
+    def __init__(self, status: int, body: Any) -> None:
+        self.status = status
+        self.body = body
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(error, dict):
+            self.code = str(error.get("code", f"HTTP {status}"))
+            self.message = str(error.get("message", ""))
+        else:
+            self.code = f"HTTP {status}"
+            self.message = str(body.get("message", body) if isinstance(body, dict) else body)
+        super().__init__(f"{self.code} {self.message}")
+
+    def json(self) -> str:
+        return json.dumps(self.body)
+
+
+class Unreachable(ClientError):
+    """No answer at all: the server is down, the port closed, the name unknown, a timeout."""
+
+    def __init__(self, url: str, reason: object) -> None:
+        self.url = url
+        super().__init__(f"cannot reach {url}: {reason}")
+
+
+def websocket_url(http_url: str, session_id: str, user_id: str) -> str:
+    """`http://host:port/` -> `ws://host:port/ws?session_id=...&user_id=...` (https -> wss)."""
+    parts = urllib.parse.urlsplit(http_url)
+    scheme = "wss" if parts.scheme == "https" else "ws"
+    query = urllib.parse.urlencode({"session_id": session_id, "user_id": user_id})
+    return urllib.parse.urlunsplit((scheme, parts.netloc, parts.path.rstrip("/") + "/ws", query, ""))
+
+
+def _decoded(raw: bytes) -> Any:
+    try:
+        return json.loads(raw or b"null")
+    except ValueError:
+        return {"message": raw.decode("utf-8", "replace")[:500]}
+
+
+@dataclass
+class ApiClient:
+    url: str
+    user: str
+    timeout: float = HTTP_TIMEOUT_SECONDS
+
+    def request(self, method: str, path: str, body: Json | None = None, **query: object) -> Any:
+        query = {"user_id": self.user, **{k: v for k, v in query.items() if v is not None}}
+        target = self.url.rstrip("/") + path + "?" + urllib.parse.urlencode(query)
+        request = urllib.request.Request(
+            target,
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"content-type": "application/json", "accept": "application/json"},
+            method=method,
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as answer:
+                return _decoded(answer.read())
+        except urllib.error.HTTPError as error:
+            raise ApiError(error.code, _decoded(error.read())) from None
+        except urllib.error.URLError as error:
+            raise Unreachable(self.url, getattr(error.reason, "strerror", None) or error.reason) from None
+        except (TimeoutError, ConnectionError) as error:
+            raise Unreachable(self.url, error.strerror or error or "timed out") from None
+
+    # ------------------------------------------------------------------ requests
+
+    def invoke(
+        self,
+        text: str,
+        *,
+        session_id: str,
+        agent: str = "author",
+        interaction_id: str | None = None,
+        stream: bool = True,
+    ) -> Json:
+        body: Json = {
+            "agent_name": agent,
+            "session_id": session_id,
+            "content": [{"type": "text", "text": text}],
+            "stream": stream,
+            "auth_context": {"user_id": self.user},
+        }
+        if interaction_id:
+            body["interaction_id"] = interaction_id
+        answer: Json = self.request("POST", "/invoke", body)
+        return answer
+
+    def resume(self, result: Json, responses: list[Json]) -> Json:
+        """Resume the interaction of `result` (a Result, or an Action record) with these responses."""
+        body = {
+            "agent_name": result["agent_name"],
+            "session_id": result["session_id"],
+            "interaction_id": result["interaction_id"],
+            "actions": responses,
+            "auth_context": {"user_id": self.user},
+        }
+        answer: Json = self.request("POST", "/resume", body)
+        return answer
+
+    def get(self, kind: str, record_id: str) -> Json:
+        path = RECORD_PATHS[kind].format(urllib.parse.quote(record_id, safe=""))
+        if kind != "messages":
+            found: Json = self.request("GET", path)
+            return found
+        page: Json = self.request("GET", path)
+        messages = list(page.get("messages", []))
+        while page.get("next_after") is not None:
+            page = self.request("GET", path, after=page["next_after"])
+            messages += page.get("messages", [])
+        return {**page, "messages": messages, "next_after": None}
+
+    def frames(self, run_id: str, after: int = -1) -> list[Json]:
+        """The run's stored frames after `after`, every page of them."""
+        path = f"/runs/{urllib.parse.quote(run_id, safe='')}/frames"
+        found: list[Json] = []
+        while True:
+            page = self.request("GET", path, after=after)
+            found += page.get("frames", [])
+            if page.get("next_after") is None:
+                return found
+            after = int(page["next_after"])
+
+
+def response(action: Json, approve: bool, reason: str | None = None) -> Json:
+    """The ActionResponseEnvelope answering `action` (an `action_required` entry or an Action record) with
+    its stored tool and args, and the hash of the args where the action gave it."""
+    envelope: Json = {
+        "action_id": action["action_id"],
+        "kind": action.get("kind") or "confirmation",
+        "request_id": str(uuid.uuid4()),
+        "status": "submitted" if approve else "cancelled",
+        "payload": {"tool": action["tool"], "args": action["args"]},
+    }
+    if action.get("args_sha256"):
+        envelope["args_sha256"] = action["args_sha256"]
+    if not approve and reason:
+        envelope["reason"] = reason
+    return envelope

@@ -1,0 +1,92 @@
+"""How the chat and the demo show a conversation: one line per event, a label in a column of its own
+(`you      > ...`, `author   : ...`, `tool     git_push {...} needs approval`), text as it streams."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from .client import Json
+
+LABEL_WIDTH = 8
+STYLES = {
+    "you": "bold cyan",
+    "tool": "bold yellow",
+    "result": "bold yellow",
+    "approved": "bold green",
+    "rejected": "bold red",
+    "error": "bold red",
+    "remote": "bold magenta",
+}
+SHORT_TEXT = 60
+
+
+def compact(value: Any) -> str:
+    """Args as the approval question shows them: JSON on one line, non-ASCII kept."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else compact(value)
+    if isinstance(value, str) and len(value) == 40 and all(c in "0123456789abcdef" for c in value):
+        return value[:7]  # a commit id
+    first = text.splitlines()[0] if text else text
+    return first if len(first) <= SHORT_TEXT and first == text else first[: SHORT_TEXT - 3] + "..."
+
+
+def outcome_summary(frame: Json) -> str:
+    """A tool_result in a few words: `ok ref=docs/update commit=1a2b3c4`, `error BEM-330 ...`."""
+    status = str(frame.get("status"))
+    error = frame.get("error")
+    if isinstance(error, dict):
+        return f"{status} {error.get('code', '')} {_short(error.get('message', ''))}".rstrip()
+    output = frame.get("output")
+    if isinstance(output, dict):
+        scalars = {k: v for k, v in output.items() if not isinstance(v, dict | list) and k != "summary"}
+        return " ".join([status, *(f"{k}={_short(v)}" for k, v in scalars.items())])
+    return status if output is None else f"{status} {_short(output)}"
+
+
+class View:
+    """Writes the conversation to a rich Console (never while a prompt is open: the caller sees to it)."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(highlight=False, soft_wrap=True)
+        self._speaking: str | None = None  # the agent whose text is streaming on the current line
+
+    def line(self, label: str, text: str, sigil: str = "") -> None:
+        self.end_text()
+        self.console.print(self._label(label, sigil), Text(text), sep="")
+
+    def _label(self, label: str, sigil: str) -> Text:
+        head = Text(f"{label:<{LABEL_WIDTH}} ", style=STYLES.get(label, "bold blue"))
+        return head + Text(f"{sigil} ") if sigil else head
+
+    def text(self, agent: str, delta: str) -> None:
+        if self._speaking != agent:
+            self.end_text()
+            self.console.print(self._label(agent, ":"), end="")
+            self._speaking = agent
+        self.console.print(Text(delta), end="")
+
+    def end_text(self) -> None:
+        if self._speaking is not None:
+            self.console.print()
+            self._speaking = None
+
+    def frame(self, frame: Json, agent: str) -> None:
+        kind = frame.get("type")
+        if kind == "text_delta":
+            self.text(agent, str(frame.get("text", "")))
+        elif kind == "tool_call":
+            call = f"{frame.get('name')} {compact(frame.get('args', {}))}"
+            self.line("tool", call + (" needs approval" if frame.get("confirm_required") else ""))
+        elif kind == "tool_result":
+            self.line("result", f"{frame.get('name')} {outcome_summary(frame)}")
+        elif kind == "error":
+            self.line("error", f"{frame.get('code')} {frame.get('message')}")
+        elif kind == "done":
+            self.end_text()

@@ -1,0 +1,102 @@
+"""Helpers for the tests of the clients of `riverbeam dev` (chat, invoke, resume, get, frames, demo): the
+stack's HTTP API, the bare remote seen with git, the command line as a child process, and a check that no
+process of a data dir is left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+# far above a normal run (a second or two), for a loaded 2-core CI machine
+TIMEOUT_SECONDS = 120.0
+ANSI = r"(?:\x1b\[[0-9;?]*[A-Za-z])*"
+
+
+def http(url: str, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+    request = urllib.request.Request(
+        url.rstrip("/") + path,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"content-type": "application/json"},
+        method=method,
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as answer:
+            return answer.status, json.loads(answer.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def git(data_dir: Path, repo: str, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(data_dir / repo), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+
+
+def remote_refs(data_dir: Path) -> dict[str, str]:
+    out = git(data_dir, "remote.git", "for-each-ref", "--format=%(refname) %(objectname)")
+    return dict(line.split(" ", 1) for line in out.splitlines())
+
+
+def work_commit(data_dir: Path, branch: str) -> str:
+    return git(data_dir, "work", "rev-parse", f"refs/heads/{branch}").strip()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def riverbeam(*args: str, timeout: float = TIMEOUT_SECONDS) -> subprocess.CompletedProcess[str]:
+    """`riverbeam ARGS` as a person runs it, to its end."""
+    return subprocess.run(
+        [sys.executable, "-m", "riverbeam.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def screen(text: str) -> str:
+    """A regex for `text` as a terminal program draws it: colours and cursor moves may come between any
+    two characters, and a space may be drawn as a cursor move."""
+    parts = []
+    for char in text:
+        parts.append(r"(?: |\x1b\[\d*C)+" if char == " " else re.escape(char))
+    return ANSI.join(parts)
+
+
+def processes_using(path: Path) -> list[int]:
+    """The pids of the processes whose command line names `path` (a data dir)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if str(path).encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def assert_none_left(path: Path, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while processes_using(path) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_using(path) == [], f"processes left behind for {path}"
