@@ -24,7 +24,7 @@ subprocess.run(
     ],
     check=True,
     capture_output=True,
-    timeout=120,
+    timeout=600,  # a copy of two packages: seconds, even on a loaded machine
 )
 sys.path.insert(0, str(LAYER / "python"))
 

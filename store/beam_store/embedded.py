@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-START_TIMEOUT_SECONDS = 30
+START_TIMEOUT_SECONDS = 120
 
 
 def install_item_rollback() -> None:

@@ -33,6 +33,9 @@ from beam_store import (
 from tests.support import steps
 from tests.support.stores import snapshot
 
+# far above the milliseconds a race of 8 claims takes, loaded or not: only a hang reaches it
+RACE_TIMEOUT_SECONDS = 600
+
 
 def sid() -> str:
     return str(uuid.uuid4())
@@ -159,7 +162,7 @@ EXACT_VALUES: dict[str, Any] = {
     "empty_text": "",
     "empty_list": [],
     "empty_dict": {},
-    "unicode": "é ☃ 😀 \u0000 \"quoted\" \\",
+    "unicode": 'é ☃ 😀 \u0000 "quoted" \\',
     "": "empty key",
     "nested": {"list": [1, 2.5, 1e20, [True, 0, 0.0, False, 1, 1.0, {"x": -1.25e-7, "y": []}]], "d": {}},
 }
@@ -437,7 +440,7 @@ def test_concurrent_claims_of_one_run_have_one_winner(store: BeamStore) -> None:
     i = steps.interaction(s.session_id)
     step, r = steps.begin(s, i)
     store.commit(step)
-    barrier = threading.Barrier(8, timeout=30)
+    barrier = threading.Barrier(8, timeout=RACE_TIMEOUT_SECONDS)
 
     def claim(k: int) -> str:
         barrier.wait()
@@ -448,7 +451,7 @@ def test_concurrent_claims_of_one_run_have_one_winner(store: BeamStore) -> None:
             return "lost"
 
     with ThreadPoolExecutor(max_workers=8) as pool:
-        outcomes = list(pool.map(claim, range(8), timeout=60))
+        outcomes = list(pool.map(claim, range(8), timeout=RACE_TIMEOUT_SECONDS))
     assert sorted(outcomes) == ["lost"] * 7 + ["won"]
 
 

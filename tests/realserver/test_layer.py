@@ -34,6 +34,8 @@ def _runtime_dir(target: Path) -> Path:
     return target
 
 
+# builds the layer with pip (seconds to a minute, loaded) and runs a probe: far above, only a hang reaches it
+@pytest.mark.timeout(1200)
 def test_the_built_layer_runs_a_streamed_invoke(tmp_path: Path, dynamodb_url: str) -> None:
     layer = tmp_path / "layer"
     subprocess.run(
