@@ -28,7 +28,8 @@ from .template import WebSocketRoute as TemplateWebSocketRoute
 
 log = logging.getLogger("riverbeam_local")
 WEBSOCKET_PATH = "/ws"
-MANAGEMENT_PATH = "/@connections/{connection_id}"
+# `path`: an id is taken whole, whatever it holds once decoded
+MANAGEMENT_PATH = "/@connections/{connection_id:path}"
 # handlers that may run at once (Lambda would start more containers; a laptop has a few cores)
 MAX_HANDLER_THREADS = 16
 

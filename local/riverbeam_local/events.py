@@ -25,7 +25,7 @@ _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/java
 
 def api_gateway_id() -> str:
     """An id shaped like API Gateway's request and connection ids (16 characters, base64)."""
-    return base64.b64encode(secrets.token_bytes(10)).decode()
+    return base64.urlsafe_b64encode(secrets.token_bytes(10)).decode()
 
 
 def _now() -> tuple[int, str]:
