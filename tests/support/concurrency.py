@@ -61,7 +61,7 @@ class Figures:
     seconds: float = 0.0
 
     def line(self) -> str:
-        winners = sum(n * trials for n, trials in self.winners.items())
+        winners = sum(n * trials for n, trials in self.winners.items()) if self.winners else "-"
         codes = " ".join(f"{c}x{n}" for c, n in sorted(self.codes.items())) or "-"
         return (
             f"{self.name:<30} trials {self.trials:<5} winners {winners:<5} codes {codes:<14}"
