@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from riverbeam import limits
 from riverbeam.aws import runtime
+from riverbeam.pipeline import limits
 
 from tests.support.lambda_stack import Stack, http_event, lambda_stack, ws_event
 from tests.support.stores import snapshot

@@ -164,9 +164,8 @@ def test_when_the_closing_write_fails_the_fallback_keeps_the_tool_outcome() -> N
     first = beam.invoke(invoke_body())
     assert isinstance(first, AgentResult)
     job = beam.accept_resume(resume_body(first))
-    worker = RiverBeam(_Refusing(store))  # a store that refuses the close carrying the agent's reply
-    worker.register_agent("author", beam._agents["author"])
-    worker.run_job(job)
+    beam.set_store(_Refusing(store))  # a store that refuses the close carrying the agent's reply
+    beam.run_job(job)
     assert counter.pushed == ["docs/update"]
     action = store.get_action(job.action_ids[0])
     assert action is not None and action.outcome is not None and action.outcome.status == "ok"

@@ -21,7 +21,7 @@ from riverbeam import (
     ToolError,
     tool,
 )
-from riverbeam.pipeline import parse_request
+from riverbeam.pipeline.intake import parse_request
 
 
 @tool

@@ -17,12 +17,11 @@ from beam_store import Action, Interaction, Message, Run, Session
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from .. import intake
 from ..errors import CATALOGUE, BeamError, ErrorResponse
-from ..intake import field_path
 from ..models import AgentResult, InvokeRequest, ResumeRequest, StreamAck
-from . import runtime, service
-from .identity import http_caller, reader
+from ..pipeline import intake
+from . import refusals, runtime, service
+from .identity import BodyCaller, QueryCaller, caller
 
 MAX_PAGE = 1000
 
@@ -33,8 +32,9 @@ def json_response(status: int, model: BaseModel) -> Response[str]:
     )
 
 
-def error_response(error: BeamError, request_id: str | None) -> Response[str]:
-    return json_response(error.status, error.to_response(request_id))
+def error_response(error: Exception, request_id: str | None) -> Response[str]:
+    status, body = refusals.answer(error, request_id)
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body)
 
 
 def _request_id(app: APIGatewayHttpResolver) -> str | None:
@@ -47,15 +47,10 @@ def http_app(*routers: APIGatewayHttpRouter) -> APIGatewayHttpResolver:
     for router in routers:
         app.include_router(router)
 
-    @app.exception_handler(BeamError)
-    def refused(error: BeamError) -> Response[str]:
-        runtime.logger.info("request refused", extra={"code": error.code, "field": error.field})
-        return error_response(error, _request_id(app))
-
     @app.exception_handler(RequestValidationError)
     def invalid(error: RequestValidationError) -> Response[str]:
         # a location is (where, field...): "query", "after"
-        problems = [(field_path(e["loc"][1:]) or str(e["loc"][0]), e["msg"]) for e in error.errors()]
+        problems = [(intake.field_path(e["loc"][1:]) or str(e["loc"][0]), e["msg"]) for e in error.errors()]
         return error_response(intake.invalid(problems), _request_id(app))
 
     @app.not_found
@@ -66,9 +61,8 @@ def http_app(*routers: APIGatewayHttpRouter) -> APIGatewayHttpResolver:
         )
 
     @app.exception_handler(Exception)
-    def internal(_: Exception) -> Response[str]:
-        runtime.logger.exception("internal error")  # the details stay in the log, never in the answer
-        return error_response(BeamError("BEM-500"), _request_id(app))
+    def refused(error: Exception) -> Response[str]:
+        return error_response(error, _request_id(app))
 
     return app
 
@@ -88,7 +82,7 @@ def _post(
     claims = _claims(router)
     event = _event(router)
     body = intake.decoded_body(event.body, base64_encoded=bool(event.is_base64_encoded))
-    status, model = serve(body, lambda given: http_caller(runtime.settings(), claims, given))
+    status, model = serve(body, lambda given: caller(runtime.settings(), BodyCaller(claims, given)))
     return json_response(status, model)
 
 
@@ -191,7 +185,7 @@ class FramesPage(BaseModel):
 
 
 def _reader(user_id: str | None) -> str:
-    return reader(runtime.settings(), _claims(records_routes), user_id)
+    return caller(runtime.settings(), QueryCaller(_claims(records_routes), user_id)).user_id
 
 
 @records_routes.get("/sessions/<session_id>", summary="A session", responses=_errors("BEM-020", "BEM-030"))

@@ -8,13 +8,14 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
 
 from ..errors import BeamError
-from ..intake import validation_refusal
 from ..models import AuthContext
+from ..pipeline.intake import validation_refusal
 from . import runtime
 from .settings import Settings
 
@@ -54,26 +55,79 @@ def _claims_user(claims: dict[str, Any]) -> AuthContext:
     return AuthContext(user_id=subject, profile_id=profile if isinstance(profile, str) else None)
 
 
-def http_caller(settings: Settings, jwt_claims: dict[str, Any], body: dict[str, Any] | None) -> AuthContext:
-    """The caller of an HTTP route: the authorizer's claims; with AuthMode `none`, the body's auth_context."""
-    if settings.auth_mode == "jwt":
-        return _claims_user(jwt_claims)
-    given = (body or {}).get("auth_context")
-    if given is None or (isinstance(given, dict) and given.get("user_id") in (None, "")):
-        raise BeamError("BEM-030", "auth_context.user_id is required (AuthMode none)", field="auth_context")
-    try:  # a malformed identity is the request's fault (BEM-001 naming the field), never an internal one
-        return AuthContext.model_validate(given)
-    except ValidationError as error:
-        raise validation_refusal(error, prefix="auth_context") from None
+class Credentials(Protocol):
+    """What a request offers as its caller: one form that the HTTP API's authorizer or the issuer's keys
+    verify (AuthMode `jwt`), one that the deployment trusts as it stands (AuthMode `none`)."""
+
+    def verified(self, settings: Settings) -> AuthContext: ...
+
+    def trusted(self) -> AuthContext: ...
 
 
-def reader(settings: Settings, jwt_claims: dict[str, Any], user_id_query: str | None) -> str:
-    """The caller of a read route: the claims' subject; with AuthMode `none`, the `user_id` query."""
+def caller(settings: Settings, credentials: Credentials) -> AuthContext:
+    """The caller of a request (CONTRACT 3.8): the one place the deployment's AuthMode is read."""
     if settings.auth_mode == "jwt":
-        return _claims_user(jwt_claims).user_id
-    if not user_id_query:
-        raise BeamError("BEM-030", "the user_id query parameter is required (AuthMode none)", field="user_id")
-    return user_id_query
+        return credentials.verified(settings)
+    return credentials.trusted()
+
+
+@dataclass(frozen=True)
+class BodyCaller:
+    """An invoke or resume over HTTP: the authorizer's claims; or the body's auth_context."""
+
+    claims: dict[str, Any]
+    body: dict[str, Any] | None
+
+    def verified(self, settings: Settings) -> AuthContext:
+        return _claims_user(self.claims)
+
+    def trusted(self) -> AuthContext:
+        given = (self.body or {}).get("auth_context")
+        if given is None or (isinstance(given, dict) and given.get("user_id") in (None, "")):
+            raise BeamError(
+                "BEM-030", "auth_context.user_id is required (AuthMode none)", field="auth_context"
+            )
+        try:  # a malformed identity is the request's fault (BEM-001 naming the field), never an internal one
+            return AuthContext.model_validate(given)
+        except ValidationError as error:
+            raise validation_refusal(error, prefix="auth_context") from None
+
+
+@dataclass(frozen=True)
+class QueryCaller:
+    """A read over HTTP: the authorizer's claims; or the `user_id` query parameter."""
+
+    claims: dict[str, Any]
+    user_id: str | None
+
+    def verified(self, settings: Settings) -> AuthContext:
+        return _claims_user(self.claims)
+
+    def trusted(self) -> AuthContext:
+        if not self.user_id:
+            raise BeamError(
+                "BEM-030", "the user_id query parameter is required (AuthMode none)", field="user_id"
+            )
+        return AuthContext(user_id=self.user_id)
+
+
+@dataclass(frozen=True)
+class ConnectCaller:
+    """A WebSocket $connect: the `token` query, checked against the issuer's keys (browsers cannot set
+    headers on a WebSocket); or the `user_id` query."""
+
+    query: dict[str, str]
+
+    def verified(self, settings: Settings) -> AuthContext:
+        token = self.query.get("token")
+        if not token:
+            raise BeamError("BEM-030", "connect with ?token=<JWT>", field="token")
+        return verify_token(settings, token)
+
+    def trusted(self) -> AuthContext:
+        if not self.query.get("user_id"):
+            raise BeamError("BEM-030", "connect with ?user_id=<id> (AuthMode none)", field="user_id")
+        return AuthContext(user_id=self.query["user_id"])
 
 
 class KeysUnavailable(Exception):

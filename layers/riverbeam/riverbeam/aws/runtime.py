@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from mypy_boto3_apigatewaymanagementapi.client import ApiGatewayManagementApiClient
     from mypy_boto3_sqs.client import SQSClient
 
-# the same service name as the pipeline's logger: keys appended here show in the pipeline's lines too
+# the logger "riverbeam": the pipeline logs through its children (logging.getLogger(__name__)), so keys
+# appended here show in the pipeline's lines too
 logger = Logger(service="riverbeam")
 tracer = Tracer(service="riverbeam")
 metrics = Metrics(namespace="Riverbeam", service="riverbeam")

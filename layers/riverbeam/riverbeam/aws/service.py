@@ -11,14 +11,18 @@ from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import BaseModel
 
 from ..errors import BeamError
-from ..intake import parse_body, parse_request
 from ..models import AgentResult, AuthContext, InvokeRequest, RunJob
+from ..pipeline import intake
 from . import runtime
 
+CallerOf = Callable[[dict[str, Any]], AuthContext]
 
-def with_caller(body: dict[str, Any], caller: AuthContext) -> dict[str, Any]:
-    """The body with the caller the deployment decided on, whatever auth_context it carried."""
-    return {**body, "auth_context": caller.model_dump(exclude_none=True)}
+
+def _with_caller(raw_body: Any, caller_of: CallerOf, **fields: Any) -> intake.Body:
+    """The body, parsed once (or as the adapter parsed it), with the caller the deployment decided on,
+    whatever auth_context it carried."""
+    body = intake.parse_body(raw_body)
+    return intake.with_fields(body, auth_context=caller_of(body).model_dump(exclude_none=True), **fields)
 
 
 def enqueue(job: RunJob) -> None:
@@ -48,16 +52,10 @@ def _accepted(job: RunJob, kind: str) -> tuple[int, BaseModel]:
     return 202, job.ack()
 
 
-CallerOf = Callable[[dict[str, Any]], AuthContext]
-
-
 def invoke(raw_body: Any, caller_of: CallerOf, *, force_stream: bool = False) -> tuple[int, BaseModel]:
     """`caller_of(body)` decides the identity. Streamed: a StreamAck (202); else the Result (200)."""
-    body = parse_body(raw_body)
-    body = with_caller(body, caller_of(body))
-    if force_stream:
-        body["stream"] = True
-    request = parse_request(InvokeRequest, body)
+    body = _with_caller(raw_body, caller_of, **({"stream": True} if force_stream else {}))
+    request = intake.parse_request(InvokeRequest, body)
     beam = runtime.beam()
     if request.stream:
         return _accepted(beam.accept_invoke(request), "Invoke")
@@ -69,6 +67,4 @@ def invoke(raw_body: Any, caller_of: CallerOf, *, force_stream: bool = False) ->
 
 def resume(raw_body: Any, caller_of: CallerOf) -> tuple[int, BaseModel]:
     """Resume always streams: the actions are resolved here, atomically; the agent runs in the worker."""
-    body = parse_body(raw_body)
-    body = with_caller(body, caller_of(body))
-    return _accepted(runtime.beam().accept_resume(body), "Resume")
+    return _accepted(runtime.beam().accept_resume(_with_caller(raw_body, caller_of)), "Resume")

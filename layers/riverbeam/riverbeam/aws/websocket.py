@@ -14,18 +14,15 @@ from aws_lambda_powertools.utilities.parser.models import (
     APIGatewayWebSocketDisconnectEventModel,
     APIGatewayWebSocketMessageEventModel,
 )
-from beam_store import BeamStore, Connection, Session, utc_now
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import BeamError
-from ..intake import decoded_body, parse_body
-from ..models import AuthContext, FrameHeader
-from . import runtime, service
-from .identity import verify_token
+from ..models import FrameHeader
+from ..pipeline import RiverBeam, intake
+from . import refusals, runtime, service
+from .identity import ConnectCaller, caller
 
-# API Gateway closes a WebSocket connection after two hours; its record outlives that a little
-CONNECTION_TTL_SECONDS = 2 * 3600 + 600
 # how long a worker trusts its list of a session's connections before reading it again
 CONNECTIONS_REFRESH_SECONDS = 1.0
 
@@ -35,28 +32,15 @@ class ConnectEvent(APIGatewayWebSocketConnectEventModel):
 
 
 def _answer(status: int, model: BaseModel) -> dict[str, Any]:
-    return {
-        "statusCode": status,
-        "headers": {"Content-Type": "application/json"},
-        "body": model.model_dump_json(),
-    }
+    return _response(status, model.model_dump_json())
 
 
-def _refusal(error: BeamError, request_id: str | None) -> dict[str, Any]:
-    runtime.logger.info("websocket request refused", extra={"code": error.code, "field": error.field})
-    return _answer(error.status, error.to_response(request_id))
+def _response(status: int, body: str) -> dict[str, Any]:
+    return {"statusCode": status, "headers": {"Content-Type": "application/json"}, "body": body}
 
 
-def _subscriber(query: dict[str, str]) -> AuthContext:
-    settings = runtime.settings()
-    if settings.auth_mode == "jwt":
-        token = query.get("token")
-        if not token:
-            raise BeamError("BEM-030", "connect with ?token=<JWT>", field="token")
-        return verify_token(settings, token)
-    if not query.get("user_id"):
-        raise BeamError("BEM-030", "connect with ?user_id=<id> (AuthMode none)", field="user_id")
-    return AuthContext(user_id=query["user_id"])
+def _refusal(error: Exception, request_id: str | None) -> dict[str, Any]:
+    return _response(*refusals.answer(error, request_id))
 
 
 def _session_id(query: dict[str, str]) -> str:
@@ -76,29 +60,8 @@ def connect(event: dict[str, Any]) -> dict[str, Any]:
         request_id = context.request_id
         query = parsed.query_string_parameters or {}
         session_id = _session_id(query)
-        user = _subscriber(query)
-        store = runtime.beam().store
-        now = utc_now()
-        owner = store.reserve_session(
-            Session(
-                session_id=session_id,
-                user_id=user.user_id,
-                profile_id=user.profile_id,
-                created_at=now,
-                updated_at=now,
-            )
-        )
-        if owner.user_id != user.user_id:
-            raise BeamError("BEM-031", "the session belongs to another user", field="session_id")
-        store.put_connection(
-            Connection(
-                connection_id=context.connection_id,
-                session_id=session_id,
-                user_id=user.user_id,
-                connected_at=now,
-                expires_at=int(time.time()) + CONNECTION_TTL_SECONDS,
-            )
-        )
+        user = caller(runtime.settings(), ConnectCaller(query))
+        runtime.beam().subscribe(context.connection_id, session_id, user)
     except BeamError as error:
         return _refusal(error, request_id)
     except ValidationError:
@@ -111,37 +74,32 @@ def connect(event: dict[str, Any]) -> dict[str, Any]:
 
 def disconnect(event: dict[str, Any]) -> dict[str, Any]:
     parsed = parse(event=event, model=APIGatewayWebSocketDisconnectEventModel)
-    runtime.beam().store.delete_connection(parsed.request_context.connection_id)
+    runtime.beam().forget_connection(parsed.request_context.connection_id)
     return {"statusCode": 200}
 
 
 def message(event: dict[str, Any]) -> dict[str, Any]:
     """The `invoke` and `resume` routes: the body is the HTTP request's, plus `"action"`; the caller is
-    the connection's subscriber; the answer (a StreamAck or an error) goes back on the connection."""
+    the connection's subscriber; the answer (a StreamAck or an error) goes back on the connection. The
+    body is parsed once, here."""
     request_id = None
     try:
         parsed = parse(event=event, model=APIGatewayWebSocketMessageEventModel)
         context = parsed.request_context
         request_id = context.request_id
-        connection = runtime.beam().store.get_connection(context.connection_id)
-        if connection is None:
-            raise BeamError("BEM-030", "this connection is not subscribed; reconnect")
-        caller = AuthContext(user_id=connection.user_id)
+        subscriber = runtime.beam().subscriber(context.connection_id)
         raw = parsed.body if isinstance(parsed.body, str) else ""
-        body = parse_body(decoded_body(raw, base64_encoded=parsed.is_base64_encoded))
-        body.pop("action", None)
+        body = intake.parse_body(intake.decoded_body(raw, base64_encoded=parsed.is_base64_encoded))
+        body = intake.with_fields(body, action=None)
         runtime.logger.append_keys(connection_id=context.connection_id)
         if context.route_key == "resume":
-            status, answer = service.resume(body, lambda _: caller)
+            status, answer = service.resume(body, lambda _: subscriber)
         else:
-            status, answer = service.invoke(body, lambda _: caller, force_stream=True)
-    except BeamError as error:
-        return _refusal(error, request_id)
+            status, answer = service.invoke(body, lambda _: subscriber, force_stream=True)
     except ValidationError:
         return _refusal(BeamError("BEM-001", "not a WebSocket message event"), request_id)
-    except Exception:
-        runtime.logger.exception("internal error")
-        return _refusal(BeamError("BEM-500"), request_id)
+    except Exception as error:
+        return _refusal(error, request_id)
     return _answer(status, answer)
 
 
@@ -149,8 +107,8 @@ class WebSocketPusher:
     """A frame sink: posts each frame to every connection of its session. A connection that is gone
     (GoneException) is forgotten; no other connection, and never the run, suffers for it."""
 
-    def __init__(self, store: BeamStore, client: Any) -> None:
-        self._store = store
+    def __init__(self, beam: RiverBeam, client: Any) -> None:
+        self._beam = beam
         self._client = client
         self._connections: dict[str, tuple[float, list[str]]] = {}
         self.pushed = 0
@@ -159,7 +117,7 @@ class WebSocketPusher:
     def _targets(self, session_id: str) -> list[str]:
         read_at, ids = self._connections.get(session_id, (0.0, []))
         if time.monotonic() - read_at > CONNECTIONS_REFRESH_SECONDS:
-            ids = [c.connection_id for c in self._store.list_connections(session_id)]
+            ids = self._beam.connections(session_id)
             self._connections[session_id] = (time.monotonic(), ids)
         return ids
 
@@ -191,6 +149,6 @@ class WebSocketPusher:
         if connection_id in ids:
             ids.remove(connection_id)
         try:
-            self._store.delete_connection(connection_id)
+            self._beam.forget_connection(connection_id)
         except Exception:
             runtime.logger.exception("a gone connection could not be forgotten")

@@ -3,7 +3,6 @@ from any producer; one FIFO group per session keeps a session's runs in order an
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -12,43 +11,22 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..errors import BeamError
-from ..intake import parse_body, parse_request
-from ..models import InvokeRequest, RunJob
-from ..pipeline import RiverBeam
+from ..models import RunJob
+from ..pipeline import RiverBeam, intake
 from . import runtime
 from .websocket import WebSocketPusher
 
-# a queue message's ids are derived from its SQS message id, so a redelivery finds what the first
-# delivery wrote instead of starting a second run
-_QUEUE_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "riverbeam:queue")
 # a worker's lease on its run lasts as long as its Lambda can still run, plus this margin
 LEASE_MARGIN_SECONDS = 5
 
 
-def _derived_id(message_id: str, what: str) -> str:
-    return str(uuid.uuid5(_QUEUE_NAMESPACE, f"{message_id}:{what}"))
-
-
 def job_of(beam: RiverBeam, record: SQSRecord) -> RunJob:
-    """The job a message carries; an invoke request from a producer is accepted here, once."""
-    body = parse_body(record.body)
+    """The job a message carries; an invoke request from a producer is accepted here, once (its ids are
+    derived from the message id, so that a redelivery finds what the first delivery wrote)."""
+    body = intake.parse_body(record.body)
     if "job" in body:
-        return parse_request(RunJob, body["job"])
-    request = parse_request(InvokeRequest, body)
-    run_id = _derived_id(record.message_id, "run")
-    run = beam.store.get_run(run_id)
-    if run is None:
-        interaction_id = _derived_id(record.message_id, "interaction")
-        return beam.accept_invoke(request, run_id=run_id, new_interaction_id=interaction_id)
-    # accepted by an earlier delivery: the run (ended or not) is the one to go on with
-    return RunJob(
-        kind="invoke",
-        agent_name=run.agent_name,
-        session_id=run.session_id,
-        interaction_id=run.interaction_id,
-        run_id=run_id,
-        content=list(request.content),
-    )
+        return intake.parse_request(RunJob, body["job"])
+    return beam.accept_queued_invoke(body, message_id=record.message_id)
 
 
 def handle_record(record: SQSRecord, context: LambdaContext | None, pusher: WebSocketPusher) -> None:
@@ -107,7 +85,7 @@ def handle_batch(event: dict[str, Any], context: LambdaContext | None) -> dict[s
     """Partial batch failures: a bad message fails alone (with the rest of its session's group, which must
     wait behind it); the other sessions' messages go on."""
     beam = runtime.beam()
-    pusher = WebSocketPusher(beam.store, runtime.management_api())
+    pusher = WebSocketPusher(beam, runtime.management_api())
     processor = SqsFifoPartialProcessor(skip_group_on_error=True)
     # a batch whose every message failed is answered like any other (the FIFO processor's __init__ does
     # not take the option its base class has)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .errors import BeamError
+from ..errors import BeamError
 
 MAX_BODY_BYTES = 1024 * 1024
 MAX_CONTENT_PARTS = 100

@@ -1,7 +1,9 @@
-"""A request body in: JSON text or a dict -> a checked dict -> a request model, else a refusal.
+"""A request body in: JSON text or a dict -> a checked `Body` -> a request model, else a refusal.
 
-BEM-001 names the first offending field and lists a few problems with a count of the rest, so that a
-body with 200,000 bad keys still gets a short answer; BEM-002 refuses a body over a limit (limits.py)."""
+A body is parsed and checked once: a `Body` is the checked dict, passed on as it is, and a field an adapter
+sets on it (the caller it decided on) is checked alone, its size kept exact without serializing the rest
+again. BEM-001 names the first offending field and lists a few problems with a count of the rest, so that
+a body with 200,000 bad keys still gets a short answer; BEM-002 refuses a body over a limit (limits.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +16,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from ..errors import BeamError, clip
 from . import limits
-from .errors import BeamError, clip
 
 R = TypeVar("R", bound=BaseModel)
 # problems listed in a BEM-001 message; the rest are counted
@@ -62,8 +64,33 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def parse_body(body: Any) -> dict[str, Any]:
-    """A request body (a dict, or JSON text) as a dict, else BEM-001; over a limit, BEM-002."""
+class Body(dict[str, Any]):
+    """A request body that was parsed and checked; `size` is its bytes as JSON (as `parse_body` counts)."""
+
+    size: int = 0
+
+
+def _json_bytes(value: Any) -> int:
+    try:  # what cannot be stored is refused here, not half-way through a step
+        return len(json.dumps(value, ensure_ascii=False, allow_nan=False).encode())
+    except (ValueError, TypeError, RecursionError):
+        raise BeamError(
+            "BEM-001", "the body holds values JSON cannot carry (NaN, Infinity, lone surrogates)"
+        ) from None
+
+
+def _checked(fields: dict[str, Any], size: int, check: dict[str, Any]) -> Body:
+    limits.check_body_size(size)
+    limits.check_request(check)
+    body = Body(fields)
+    body.size = size
+    return body
+
+
+def parse_body(body: Any) -> Body:
+    """A request body (a dict, or JSON text) as a checked Body, else BEM-001; over a limit, BEM-002."""
+    if isinstance(body, Body):
+        return body
     if isinstance(body, str | bytes | bytearray):
         # counted before parsing: a huge body costs nothing more than its refusal
         limits.check_body_size(len(body))  # chars for text: a lower bound of its bytes
@@ -73,15 +100,24 @@ def parse_body(body: Any) -> dict[str, Any]:
             raise BeamError("BEM-001", "the body is not JSON (or nests too deeply)") from None
     if not isinstance(body, dict):
         raise BeamError("BEM-001", "the body must be a JSON object")
-    try:  # what cannot be stored is refused here, not half-way through a step
-        size = len(json.dumps(body, ensure_ascii=False, allow_nan=False).encode())
-    except (ValueError, TypeError, RecursionError):
-        raise BeamError(
-            "BEM-001", "the body holds values JSON cannot carry (NaN, Infinity, lone surrogates)"
-        ) from None
-    limits.check_body_size(size)
-    limits.check_request(body)
-    return body
+    return _checked(body, _json_bytes(body), body)
+
+
+def _entry_bytes(name: str, value: Any) -> int:
+    """The bytes of `"name": value` inside a JSON object, as json.dumps writes it."""
+    return _json_bytes({name: value}) - 2
+
+
+def with_fields(body: Body, **fields: Any) -> Body:
+    """`body` with `fields` set (None: removed), checked as `parse_body` would check the whole of it."""
+    changed, size = dict(body), body.size
+    for name, value in fields.items():
+        if name in changed:  # ", " between entries: one fewer, or one more, as the entries change
+            size -= _entry_bytes(name, changed.pop(name)) + (2 if changed else 0)
+        if value is not None:
+            size += _entry_bytes(name, value) + (2 if changed else 0)
+            changed[name] = value
+    return _checked(changed, size, {k: v for k, v in fields.items() if v is not None})
 
 
 def parse_request(model: type[R], body: Any) -> R:

@@ -1,0 +1,130 @@
+"""Invoke and resume up to their opening write: every check that can fail fast, then one atomic write
+that opens the step (a resume's resolution of its actions included). What comes back is an opened Step,
+run here (execute.py) or by a worker (jobs.py)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal, NamedTuple
+
+from beam_store import ActionConflict, Message, Session, StepWrite, new_id, utc_now
+
+from ..agents import AgentRunner
+from ..errors import BeamError
+from ..models import InvokeRequest, ResumeHead, ResumeRequest
+from . import checks, intake, writes
+from .setup import Setup
+from .step import Step, after, interaction_ref, new_run, new_session
+
+logger = logging.getLogger(__name__)
+
+
+def open_invoke(
+    setup: Setup, req: InvokeRequest, *, run_id: str | None = None, new_interaction_id: str | None = None
+) -> Step:
+    """The session (created on first use, else the caller's), the interaction (new, or the one named,
+    free), the run, and the input message, in one write."""
+    runner = setup.runner(req.agent_name)
+    session_id, user = str(req.session_id), req.auth_context
+    session, history = setup.store.get_session_with_messages(session_id)
+    checks.refuse_other_owner(session, user.user_id)
+    now = utc_now()
+    session_op: Literal["create", "update"] = "update" if session is not None else "create"
+    if session is None:
+        session = new_session(session_id, user, now)
+    interaction_id = str(req.interaction_id) if req.interaction_id else new_interaction_id or new_id()
+    interaction = interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
+    run = new_run(interaction, req.agent_name, now, run_id)
+    opening = StepWrite(
+        session=session,
+        session_op=session_op,
+        interaction=interaction,
+        interaction_op="acquire" if req.interaction_id else "create",
+        run=run,
+        run_op="create",
+        messages=[writes.input_message(run, req.content, now)],
+    )
+    written = writes.commit(setup.store, opening)
+    return Step(
+        session=after(session, written),
+        interaction=interaction,
+        run=run,
+        kind="invoke",
+        runner=runner,
+        history=history + written,
+        content=list(req.content),
+    )
+
+
+class _Resuming(NamedTuple):
+    req: ResumeRequest
+    runner: AgentRunner
+    session: Session
+    history: list[Message]
+
+
+def _checked_resume(setup: Setup, request: ResumeRequest | dict[str, Any] | str) -> _Resuming:
+    """The request, checked in the contract's order up to what needs the actions: 062, the body's own
+    BEM-001, the agent (021), the session's owner (020, 031), the action ids (063), then the rest of the
+    body (BEM-001), so a specific code is never hidden behind the generic one."""
+    body = intake.parse_body(
+        request.model_dump(mode="json") if isinstance(request, ResumeRequest) else request
+    )
+    checks.require_interaction_id(body)
+    head = intake.parse_request(ResumeHead, body)
+    runner = setup.runner(head.agent_name)
+    session_id = str(head.session_id)
+    found, history = setup.store.get_session_with_messages(session_id)
+    session = checks.require_owner(found, session_id, head.auth_context.user_id)
+    checks.require_uuid_action_ids(body)
+    return _Resuming(intake.parse_request(ResumeRequest, body), runner, session, history)
+
+
+def open_resume(setup: Setup, request: ResumeRequest | dict[str, Any] | str) -> Step:
+    """Every resume check, then the resolution of every action answered, with its messages, in the one
+    conditional write that opens the step: of concurrent resumes of an action, exactly one wins."""
+    req, runner, session, history = _checked_resume(setup, request)
+    responses = checks.responses_by_action(req)
+    found = {action_id: setup.store.get_action(action_id) for action_id in responses}
+    refused = checks.first_refusal(found, responses, req)
+    if refused is not None:
+        raise refused
+    session_id, interaction_id, user = str(req.session_id), str(req.interaction_id), req.auth_context.user_id
+    now = utc_now()
+    interaction = interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
+    run = new_run(interaction, req.agent_name, now)
+    resolved = checks.resolve(found, responses, run.run_id, user, now)
+    drafts = [writes.input_message(run, req.content, now)] if req.content else []
+    drafts += [d for action in resolved for d in checks.resolution_messages(action, run.run_id, now)]
+
+    def lost(conflict: ActionConflict) -> BeamError:
+        return checks.action_refusal(
+            conflict.action_id, conflict.current, interaction_id, session_id, user
+        ) or BeamError("BEM-066", f"action {conflict.action_id} is not pending")
+
+    opening = StepWrite(
+        session=session,
+        session_op="update",
+        interaction=interaction,
+        interaction_op="acquire",
+        run=run,
+        run_op="create",
+        messages=drafts,
+        resolve_actions=resolved,
+    )
+    written = writes.commit(setup.store, opening, on_action=lost)
+    step = Step(
+        session=after(session, written),
+        interaction=interaction,
+        run=run,
+        kind="resume",
+        runner=runner,
+        history=history + written,
+        content=list(req.content),
+        resolved=resolved,
+    )
+    for action in resolved:
+        assert action.response is not None
+        extra = {"action_id": action.action_id, "tool": action.tool, "response": action.response.status}
+        logger.info("agent_resumed", extra=step.ids() | extra)
+    return step

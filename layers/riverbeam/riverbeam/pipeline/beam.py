@@ -1,0 +1,199 @@
+"""RiverBeam: the facade over the pipeline's stages. It holds the store, the agents and the settings;
+each public method parses what it is given and hands it to one stage. A request meets them in order:
+
+    intake.py         body -> request model, else BEM-001 / BEM-002
+    checks.py         the resume checks in the contract's order (pure), and the resolution
+    accept.py         invoke and resume up to their opening write: an opened Step
+    writes.py         the step writes (open, close, close failed); one store-conflict -> BEM mapping
+    execute.py        run the agent on the opened step and close it, never leaving it running
+    jobs.py           a step run by a worker: claim and lease, dead worker, abandon, a queued invoke
+    frames.py         numbering, coalescing and keeping a run's frames
+    reads.py          the owner's reads
+    subscriptions.py  reserve a session, subscribe and forget a WebSocket connection
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from beam_store import Action, BeamStore, InMemoryStore, Interaction, Message, Run, Session
+
+from ..agents import AgentRunner
+from ..errors import BeamError
+from ..models import AgentResult, AuthContext, InvokeRequest, ResumeRequest, RunJob, StreamAck
+from . import accept, execute, jobs, reads, subscriptions
+from .frames import FrameSink
+from .intake import parse_request
+from .setup import DEFAULT_COALESCE_SECONDS, DEFAULT_FRAME_TTL_SECONDS, DEFAULT_LEASE_SECONDS, Setup
+
+logger = logging.getLogger(__name__)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _hide_internal_errors(method: F) -> F:
+    """A failure that is not a refusal (a store outage, a bug) is BEM-500 and tells nothing of internals."""
+
+    @functools.wraps(method)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except BeamError:
+            raise
+        except Exception:
+            logger.exception("internal error")
+            raise BeamError("BEM-500") from None
+
+    return guarded  # type: ignore[return-value]
+
+
+def _job(job: RunJob | dict[str, Any] | str) -> RunJob:
+    return job if isinstance(job, RunJob) else parse_request(RunJob, job)
+
+
+class RiverBeam:
+    def __init__(
+        self,
+        store: BeamStore | None = None,
+        *,
+        frame_ttl_seconds: int = DEFAULT_FRAME_TTL_SECONDS,
+        coalesce_seconds: float = DEFAULT_COALESCE_SECONDS,
+    ) -> None:
+        self._setup = Setup(
+            store if store is not None else InMemoryStore(),
+            frame_ttl_seconds=frame_ttl_seconds,
+            coalesce_seconds=coalesce_seconds,
+        )
+
+    @property
+    def store(self) -> BeamStore:
+        return self._setup.store
+
+    def set_store(self, store: BeamStore) -> None:
+        self._setup.store = store
+
+    def register_agent(self, name: str, runner: AgentRunner) -> None:
+        if not callable(getattr(runner, "run", None)):
+            raise TypeError("a runner needs a run(input, emit) method")
+        self._setup.agents[name] = runner
+
+    # invoke and resume, run here
+
+    @_hide_internal_errors
+    def invoke(
+        self, request: InvokeRequest | dict[str, Any] | str, *, on_frame: FrameSink | None = None
+    ) -> AgentResult | StreamAck:
+        """Run the agent on the request: the Result, or with `stream` a StreamAck (frames to `on_frame`)."""
+        req = parse_request(InvokeRequest, request)
+        return execute.answer_invoke(
+            self._setup, accept.open_invoke(self._setup, req), on_frame, stream=req.stream
+        )
+
+    @_hide_internal_errors
+    def resume(
+        self, request: ResumeRequest | dict[str, Any] | str, *, on_frame: FrameSink | None = None
+    ) -> StreamAck:
+        """Resolve the actions atomically, then run the agent on the responses; frames go to `on_frame`."""
+        step = accept.open_resume(self._setup, request)
+        execute.run_step(self._setup, step, on_frame, record_frames=True)
+        return step.job().ack()
+
+    # accepted here, run by a worker
+
+    @_hide_internal_errors
+    def accept_invoke(
+        self,
+        request: InvokeRequest | dict[str, Any] | str,
+        *,
+        run_id: str | None = None,
+        new_interaction_id: str | None = None,
+    ) -> RunJob:
+        """Every check and the opening write of an invoke; `run_job` runs the agent later, in a worker.
+
+        `run_id` names the run, and `new_interaction_id` the interaction a request without one starts.
+        """
+        req = parse_request(InvokeRequest, request)
+        return accept.open_invoke(
+            self._setup, req, run_id=run_id, new_interaction_id=new_interaction_id
+        ).job()
+
+    @_hide_internal_errors
+    def accept_resume(self, request: ResumeRequest | dict[str, Any] | str) -> RunJob:
+        """Every check and the atomic resolution of a resume; `run_job` runs the agent later, in a worker."""
+        return accept.open_resume(self._setup, request).job()
+
+    @_hide_internal_errors
+    def accept_queued_invoke(self, body: Any, *, message_id: str) -> RunJob:
+        """An invoke request from a queue producer, accepted once per message (a redelivery finds it)."""
+        return jobs.accept_queued_invoke(self._setup, body, message_id)
+
+    @_hide_internal_errors
+    def run_job(
+        self,
+        job: RunJob | dict[str, Any] | str,
+        *,
+        worker_id: str | None = None,
+        lease_seconds: int = DEFAULT_LEASE_SECONDS,
+        on_frame: FrameSink | None = None,
+    ) -> AgentResult | None:
+        """Run an accepted job once, whatever the number of deliveries (jobs.py: what a delivery may find):
+        the Result, or None where the run had ended or its worker had died (the run closed `failed`)."""
+        return jobs.run_job(self._setup, _job(job), worker_id, lease_seconds, on_frame)
+
+    @_hide_internal_errors
+    def abandon_job(self, job: RunJob | dict[str, Any] | str, failure: BeamError) -> None:
+        """Close `failed` an accepted job that no worker will run (its queue refused it)."""
+        jobs.abandon_job(self._setup, _job(job), failure)
+
+    # reads, for the session's owner only: any other reader is told the record does not exist
+
+    @_hide_internal_errors
+    def read_session(self, session_id: str, *, user_id: str) -> Session:
+        return reads.session(self._setup, session_id, user_id)
+
+    @_hide_internal_errors
+    def read_messages(
+        self, session_id: str, *, user_id: str, after_seq: int = 0, limit: int | None = None
+    ) -> list[Message]:
+        return reads.messages(self._setup, session_id, user_id, after_seq, limit)
+
+    @_hide_internal_errors
+    def read_interaction(self, interaction_id: str, *, user_id: str) -> Interaction:
+        return reads.interaction(self._setup, interaction_id, user_id)
+
+    @_hide_internal_errors
+    def read_run(self, run_id: str, *, user_id: str) -> Run:
+        return reads.run(self._setup, run_id, user_id)
+
+    @_hide_internal_errors
+    def read_frames(
+        self, run_id: str, *, user_id: str, after_seq: int = -1, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """A streamed run's kept frames after `after_seq`, for a subscriber that connected late."""
+        return reads.frames(self._setup, run_id, user_id, after_seq, limit)
+
+    @_hide_internal_errors
+    def read_action(self, action_id: str, *, user_id: str) -> Action:
+        return reads.action(self._setup, action_id, user_id)
+
+    # a session's WebSocket subscribers
+
+    @_hide_internal_errors
+    def subscribe(self, connection_id: str, session_id: str, user: AuthContext) -> None:
+        """Subscribe a connection to the session's frames: its owner only (BEM-031); a new session is
+        reserved for the subscriber."""
+        subscriptions.subscribe(self._setup, connection_id, session_id, user)
+
+    @_hide_internal_errors
+    def subscriber(self, connection_id: str) -> AuthContext:
+        """Who subscribed the connection (BEM-030 where nobody did)."""
+        return subscriptions.subscriber(self._setup, connection_id)
+
+    def connections(self, session_id: str) -> list[str]:
+        """The session's live connection ids."""
+        return subscriptions.connections(self._setup, session_id)
+
+    def forget_connection(self, connection_id: str) -> None:
+        subscriptions.forget(self._setup, connection_id)

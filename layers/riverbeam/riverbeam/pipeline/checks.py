@@ -1,0 +1,219 @@
+"""The resume checks of CONTRACT 3.2, in the contract's order, and the resolution they allow. Pure: no
+store, no clock; what they need is read before and handed in.
+
+The order a resume meets them (accept.open_resume calls them so):
+
+    require_interaction_id   BEM-062  the body names the interaction it resumes
+    require_owner            BEM-020, BEM-031  the session exists and is the caller's
+    require_uuid_action_ids  BEM-063  every action_id is a UUID (before the rest of the body: BEM-001)
+    responses_by_action      BEM-001  no action answered twice
+    first_refusal            BEM-027, -064, -065, -066, -067, -068: each check over every action before
+                                      the next check
+    resolve                  the actions as the one conditional write stores them
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from beam_store import (
+    Action,
+    ActionResponsePart,
+    ActionResponseRecord,
+    ErrorInfo,
+    MessageDraft,
+    Session,
+    ToolResultPart,
+    new_id,
+)
+
+from ..errors import BeamError
+from ..models import ActionResponseEnvelope, ResumeRequest
+
+# the codes of the checks on each action, in the order the contract gives them
+CHECK_ORDER = ("BEM-027", "BEM-064", "BEM-065", "BEM-066", "BEM-067", "BEM-068")
+
+
+def normal_uuid(value: str) -> str | None:
+    """The id in the form records are stored under, or None when it is no UUID (so: not found)."""
+    try:
+        return str(uuid.UUID(value))
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+def is_uuid(value: object) -> bool:
+    return isinstance(value, str) and normal_uuid(value) is not None
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """JSON values equal in type and value: `true` is not `1` (Python says it is), nor `"1"`; numbers
+    compare by value (`1` equals `1.0`, as JSON does not tell them apart)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def require_interaction_id(body: Mapping[str, Any]) -> None:
+    if not body.get("interaction_id"):
+        raise BeamError("BEM-062", "resume needs the interaction_id it resumes", field="interaction_id")
+
+
+def require_owner(session: Session | None, session_id: str, user_id: str) -> Session:
+    """The session a resume continues: it must exist (BEM-020) and be the caller's (BEM-031)."""
+    if session is None:
+        raise BeamError("BEM-020", f"session {session_id} not found", field="session_id")
+    refuse_other_owner(session, user_id)
+    return session
+
+
+def refuse_other_owner(session: Session | None, user_id: str) -> None:
+    """A session that exists belongs to its creator: anyone else is BEM-031 (invoke and resume)."""
+    if session is not None and session.user_id != user_id:
+        raise BeamError("BEM-031", field="session_id")
+
+
+def require_uuid_action_ids(body: Mapping[str, Any]) -> None:
+    """Checked on the raw body, so that a malformed id is BEM-063 rather than the generic BEM-001."""
+    raw_actions = body.get("actions")
+    for i, raw in enumerate(raw_actions if isinstance(raw_actions, list) else []):
+        if isinstance(raw, dict) and "action_id" in raw and not is_uuid(raw["action_id"]):
+            raise BeamError(
+                "BEM-063", f"actions[{i}].action_id is not a UUID", field=f"actions.{i}.action_id"
+            )
+
+
+def responses_by_action(req: ResumeRequest) -> dict[str, ActionResponseEnvelope]:
+    """Each response under its action's id, normalised; an action answered twice is BEM-001."""
+    responses: dict[str, ActionResponseEnvelope] = {}
+    for i, envelope in enumerate(req.actions):
+        action_id = normal_uuid(envelope.action_id) or envelope.action_id  # checked before (BEM-063)
+        if action_id in responses:
+            raise BeamError(
+                "BEM-001",
+                f"invalid request: actions.{i}.action_id: answered twice",
+                field=f"actions.{i}.action_id",
+            )
+        responses[action_id] = envelope
+    return responses
+
+
+def action_refusal(
+    action_id: str, current: Action | None, interaction_id: str, session_id: str, user_id: str
+) -> BeamError | None:
+    """Why `current` cannot be resolved by this resume, in the contract's order; None if it can. Also
+    what a resolution that lost the conditional write is told, from the action it found."""
+    where = "actions.action_id"
+    if current is None or (current.session_id != session_id and current.user_id != user_id):
+        return BeamError("BEM-027", f"action {action_id} not found", field=where)
+    if current.interaction_id != interaction_id:
+        return BeamError("BEM-064", f"action {action_id} belongs to another interaction", field=where)
+    if current.session_id != session_id:
+        return BeamError(
+            "BEM-065", f"interaction {interaction_id} belongs to another session", field="interaction_id"
+        )
+    if current.status != "pending":
+        return BeamError("BEM-066", f"action {action_id} is {current.status}, not pending", field=where)
+    return None
+
+
+def response_refusal(
+    action_id: str, stored: Action | None, envelope: ActionResponseEnvelope, req: ResumeRequest
+) -> BeamError | None:
+    """The first check this response fails, in the contract's order; None if it can resolve the action."""
+    interaction_id, session_id = str(req.interaction_id), str(req.session_id)
+    error = action_refusal(action_id, stored, interaction_id, session_id, req.auth_context.user_id)
+    if error is not None or stored is None:
+        return error
+    if envelope.payload is not None and not (
+        envelope.payload.tool == stored.tool and same_json(envelope.payload.args, stored.args)
+    ):
+        return BeamError(
+            "BEM-067",
+            f"action {action_id} asks for {stored.tool} with other args than the response names",
+            field="actions.payload",
+        )
+    if stored.agent_name != req.agent_name:
+        return BeamError(
+            "BEM-068", f"action {action_id} was requested by agent {stored.agent_name!r}", field="agent_name"
+        )
+    return None
+
+
+def first_refusal(
+    found: Mapping[str, Action | None], responses: Mapping[str, ActionResponseEnvelope], req: ResumeRequest
+) -> BeamError | None:
+    """The refusal of the whole resume: each check over every action before the next check."""
+    failures = [response_refusal(a, found.get(a), envelope, req) for a, envelope in responses.items()]
+    refused = [f for f in failures if f is not None]
+    return min(refused, key=lambda f: CHECK_ORDER.index(f.code), default=None)
+
+
+def resolve(
+    found: Mapping[str, Action | None],
+    responses: Mapping[str, ActionResponseEnvelope],
+    run_id: str,
+    user_id: str,
+    now: str,
+) -> list[Action]:
+    """The actions as this resume resolves them (checked first: every one found and pending)."""
+    resolved = []
+    for action_id, envelope in responses.items():
+        stored = found[action_id]
+        assert stored is not None
+        response = ActionResponseRecord(
+            status=envelope.status,
+            request_id=str(envelope.request_id),
+            who=user_id,
+            when=now,
+            reason=envelope.reason,
+        )
+        status = "resolved" if envelope.status == "submitted" else "cancelled"
+        resolved.append(
+            stored.model_copy(update={"status": status, "response": response, "resolved_run_id": run_id})
+        )
+    return resolved
+
+
+def resolution_messages(action: Action, run_id: str, now: str) -> Iterator[MessageDraft]:
+    """The `action_result` message of a resolution and, for a cancelled action, the tool's refusal."""
+    response = action.response
+    assert response is not None
+    yield MessageDraft(
+        message_id=new_id(),
+        interaction_id=action.interaction_id,
+        run_id=run_id,
+        role="human",
+        type="action_result",
+        created_at=now,
+        content=[
+            ActionResponsePart(action_id=action.action_id, status=response.status, reason=response.reason)
+        ],
+    )
+    if response.status == "cancelled":
+        refusal = f"{response.who} refused to run {action.tool}" + (
+            f": {response.reason}" if response.reason else ""
+        )
+        yield MessageDraft(
+            message_id=new_id(),
+            interaction_id=action.interaction_id,
+            run_id=run_id,
+            role="tool",
+            created_at=now,
+            content=[
+                ToolResultPart(
+                    tool_call_id=action.action_id,
+                    name=action.tool,
+                    status="refused",
+                    error=ErrorInfo(code="BEM-069", message=refusal),
+                )
+            ],
+        )

@@ -1,0 +1,182 @@
+"""Run the agent on an opened step and close it: the runner's result checked, its frames numbered and
+kept, and the run closed whatever happens (a failed closing write falls back to a bare `failed` close),
+so no run is left `running` by this process."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import MutableMapping
+from typing import Any
+
+from beam_store import new_id
+
+from ..agents import AgentInput, ResolvedAction, RunnerFailure
+from ..errors import BeamError
+from ..models import AgentResult, RunStartedFrame, StreamAck
+from . import writes
+from .checks import is_uuid
+from .frames import FrameEmitter, FrameRecorder, FrameSink, closing_frames
+from .setup import Setup
+from .step import Step
+
+logger = logging.getLogger(__name__)
+# codes a failed non-streamed invoke raises as they are (the model's own failures among them: their
+# messages are ours and name no internals); anything else is BEM-500
+RAISABLE = {"BEM-041", "BEM-503", *(f"BEM-34{n}" for n in range(9))}
+
+
+class StepLog(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """The module's logger with the step's ids on every line (a line's own extra added)."""
+
+    def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, MutableMapping[str, Any]]:
+        kwargs["extra"] = {**(self.extra or {}), **kwargs.get("extra", {})}
+        return msg, kwargs
+
+
+def as_failure(error: BaseException) -> BeamError:
+    if isinstance(error, BeamError):
+        return error
+    logger.error("agent run failed", exc_info=error)
+    return BeamError("BEM-500", "the agent failed")
+
+
+def checked_result(result: object, *, finished: bool = True) -> AgentResult:
+    """The runner's result validated afresh (its lists may have changed since it was built); refuses a
+    result the store could not keep straight."""
+    if not isinstance(result, AgentResult):
+        raise TypeError(f"the runner returned {type(result).__name__}, not an AgentResult")
+    result = AgentResult.model_validate(
+        {name: getattr(result, name) for name in AgentResult.model_fields}, from_attributes=True
+    )
+    if not finished:
+        return result
+    if result.action_required:
+        result.interrupted = True
+    elif result.interrupted:
+        raise ValueError("an interrupted result must name at least one action")
+    given = [r.action_id for r in result.action_required if r.action_id is not None]
+    if any(not is_uuid(i) for i in given) or len(set(given)) != len(given):
+        raise ValueError(f"action ids must be distinct UUIDs, got {given}")
+    for request in result.action_required:
+        request.action_id = request.action_id or new_id()
+    return result
+
+
+def agent_input(step: Step) -> AgentInput:
+    actions = [
+        ResolvedAction(
+            action_id=a.action_id,
+            status=a.response.status,
+            tool=a.tool,
+            args=a.args,
+            reason=a.response.reason,
+        )
+        for a in step.resolved
+        if a.response is not None
+    ]
+    return AgentInput(
+        agent_name=step.run.agent_name,
+        session_id=step.session.session_id,
+        interaction_id=step.interaction.interaction_id,
+        run_id=step.run.run_id,
+        user_id=step.session.user_id,
+        profile_id=step.session.profile_id,
+        content=step.content,
+        history=step.history,
+        actions=actions,
+    )
+
+
+def _run_agent(step: Step, emitter: FrameEmitter, log: StepLog) -> tuple[AgentResult, BeamError | None]:
+    """The runner's result, or what it did before it failed (its partial result) and the failure."""
+    try:
+        return checked_result(step.runner.run(agent_input(step), emitter.emit)), None
+    except RunnerFailure as failed:
+        failure = as_failure(failed.cause)
+        try:
+            return checked_result(failed.partial, finished=False), failure
+        except Exception:
+            log.exception("the runner's partial result is unusable")
+            return AgentResult(), failure
+    except Exception as error:
+        return AgentResult(), as_failure(error)
+
+
+def _close(
+    setup: Setup,
+    step: Step,
+    result: AgentResult,
+    failure: BeamError | None,
+    emitter: FrameEmitter,
+    recorder: FrameRecorder | None,
+) -> AgentResult:
+    """The closing write, with the last frames and those not kept yet; the closing frames are sent once
+    it is done (a run seen ended has all its frames)."""
+    final = step.result(result)
+    closing = emitter.stamp(closing_frames(final, failure))
+    taken = recorder.take() if recorder is not None else []
+    kept = taken + [f.model_dump(mode="json") for f in closing] if recorder is not None else []
+    expires_at = recorder.expires_at() if recorder is not None else 0
+    try:
+        writes.close(setup.store, step, result, failure, frames=kept, frames_expire_at=expires_at)
+    except Exception:
+        if recorder is not None:  # not stored after all: written with the frames that follow
+            recorder.put_back(taken)
+        raise
+    if recorder is not None:
+        recorder.stored_through(closing[-1].frame_seq)
+    emitter.send_stamped(closing)
+    return final
+
+
+def _close_bare(
+    setup: Setup, step: Step, result: AgentResult, failure: BeamError, log: StepLog
+) -> AgentResult:
+    """Close it `failed` rather than leave it running: first keeping what the tools did, then bare."""
+    for fallback in (AgentResult(tool_outcomes=result.tool_outcomes), AgentResult()):
+        try:
+            writes.close(setup.store, step, fallback, failure)
+            return fallback
+        except Exception:
+            log.exception("the run could not be closed")
+    return result
+
+
+def run_step(setup: Setup, step: Step, on_frame: FrameSink | None, *, record_frames: bool) -> AgentResult:
+    """Run the agent and close the step. A streamed run's frames are kept for late subscribers."""
+    recorder = (
+        FrameRecorder(
+            setup.store, step.run.run_id, setup.frame_ttl_seconds, runs_tools_first=bool(step.resolved)
+        )
+        if record_frames
+        else None
+    )
+    sinks = [sink for sink in (recorder, on_frame) if sink is not None]
+    emitter = FrameEmitter(step.run, sinks, setup.coalesce_seconds)
+    emitter.emit(RunStartedFrame(agent_name=step.run.agent_name, kind=step.kind))
+    log = StepLog(logger, step.ids())
+    result, failure = _run_agent(step, emitter, log)
+    try:
+        return _close(setup, step, result, failure, emitter, recorder)
+    except Exception as error:
+        failure = as_failure(error)
+        log.error("closing the run failed", extra={"code": failure.code})
+    result = _close_bare(setup, step, result, failure, log)
+    final = step.result(result)
+    for frame in closing_frames(final, failure):
+        emitter.emit(frame)
+    return final
+
+
+def answer_invoke(
+    setup: Setup, step: Step, on_frame: FrameSink | None, *, stream: bool
+) -> AgentResult | StreamAck:
+    """An opened invoke run here: with `stream`, its StreamAck (the frames went to `on_frame`); else its
+    Result, or the refusal it failed with."""
+    result = run_step(setup, step, on_frame, record_frames=stream)
+    if stream:
+        return step.job().ack()
+    error = step.run.error
+    if step.run.status == "failed" and error is not None:
+        raise BeamError(error.code if error.code in RAISABLE else "BEM-500", error.message)
+    return result

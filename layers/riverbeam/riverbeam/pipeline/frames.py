@@ -1,0 +1,134 @@
+"""A run's frames: numbered and coalesced by a FrameEmitter, kept in the store by a FrameRecorder. Each
+keeps its own state and changes it only through its own methods."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from beam_store import BeamStore, Run
+from pydantic import BaseModel, TypeAdapter
+
+from ..errors import BeamError
+from ..models import AgentResult, DoneFrame, ErrorFrame, Frame, FrameHeader
+
+logger = logging.getLogger(__name__)
+FrameSink = Callable[[FrameHeader], None]
+frame_adapter: TypeAdapter[FrameHeader] = TypeAdapter(Frame)
+
+
+def closing_frames(result: AgentResult, failure: BeamError | None) -> list[FrameHeader]:
+    """How a run ends for its subscribers: `error` where it failed, then `done` with its Result."""
+    error: list[FrameHeader] = (
+        [] if failure is None else [ErrorFrame(code=failure.code, message=failure.message)]
+    )
+    return [*error, DoneFrame(result=result)]
+
+
+class FrameEmitter:
+    """Numbers a run's frames (from `first_seq`) and hands them to the sinks. Text deltas that come within
+    `coalesce_seconds` of the first one pending are sent as one, so a client gets a few frames a second
+    however fast the model streams."""
+
+    def __init__(
+        self, run: Run, sinks: Sequence[FrameSink], coalesce_seconds: float = 0.0, *, first_seq: int = 0
+    ) -> None:
+        self._header = {
+            "session_id": run.session_id,
+            "interaction_id": run.interaction_id,
+            "run_id": run.run_id,
+        }
+        self._sinks = list(sinks)
+        self._next_seq = first_seq
+        self._coalesce_seconds = coalesce_seconds
+        self._pending: dict[str, Any] | None = None
+        self._pending_since = 0.0
+
+    def emit(self, frame: FrameHeader | dict[str, Any]) -> None:
+        body = frame.model_dump(mode="json") if isinstance(frame, BaseModel) else dict(frame)
+        if body.get("type") == "text_delta" and self._coalesce_seconds > 0:
+            now = time.monotonic()
+            if self._pending is not None and now - self._pending_since < self._coalesce_seconds:
+                self._pending["text"] = str(self._pending.get("text", "")) + str(body.get("text", ""))
+                return
+            self.flush()
+            self._pending, self._pending_since = body, now
+            return
+        self.flush()
+        self._send(body)
+
+    def flush(self) -> None:
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            self._send(pending)
+
+    def stamp(self, frames: list[FrameHeader]) -> list[FrameHeader]:
+        """The frames as they will be sent next, numbered, but not sent (to be stored first)."""
+        self.flush()
+        return [
+            frame_adapter.validate_python(
+                f.model_dump(mode="json") | self._header | {"frame_seq": self._next_seq + i}
+            )
+            for i, f in enumerate(frames)
+        ]
+
+    def send_stamped(self, frames: list[FrameHeader]) -> None:
+        for frame in frames:
+            self._send(frame.model_dump(mode="json"))
+
+    def _send(self, body: dict[str, Any]) -> None:
+        full = frame_adapter.validate_python(body | self._header | {"frame_seq": self._next_seq})
+        self._next_seq += 1
+        for sink in self._sinks:
+            try:
+                sink(full)
+            except Exception:  # a broken listener must not break the run
+                logger.exception("frame sink failed", extra={"run_id": full.run_id})
+
+
+class FrameRecorder:
+    """Keeps a streamed run's frames in the store, so a late subscriber can read them back. Written in
+    batches: every 25 frames, a second after the last write, and at `done`; the last of them go with the
+    step's closing write (`take`, then `stored_through` once that write is done)."""
+
+    BATCH = 25
+    SECONDS = 1.0
+
+    def __init__(
+        self, store: BeamStore, run_id: str, ttl_seconds: int, *, runs_tools_first: bool = False
+    ) -> None:
+        self._store, self._run_id, self._ttl_seconds = store, run_id, ttl_seconds
+        # frames kept before a tool runs, so that a worker dying in the tool has stored all it sent: a
+        # resume runs its approved tools right after `run_started`
+        self._kept_before_tools = {"tool_call", "done"} | ({"run_started"} if runs_tools_first else set())
+        self._buffer: list[dict[str, Any]] = []
+        self._written_at = time.monotonic()
+        self._stored_through = -1  # frames the step's closing write already stored
+
+    def expires_at(self) -> int:
+        return int(time.time()) + self._ttl_seconds
+
+    def take(self) -> list[dict[str, Any]]:
+        """The frames not stored yet, for a write of the step's own; `put_back` them if it fails."""
+        frames, self._buffer = self._buffer, []
+        return frames
+
+    def put_back(self, frames: list[dict[str, Any]]) -> None:
+        """Frames taken for a write that failed: stored with the ones that follow."""
+        self._buffer = frames + self._buffer
+
+    def stored_through(self, frame_seq: int) -> None:
+        """The step's closing write stored the frames up to `frame_seq`: they are not written again."""
+        self._stored_through = frame_seq
+
+    def __call__(self, frame: FrameHeader) -> None:
+        if frame.frame_seq <= self._stored_through:
+            return
+        self._buffer.append(frame.model_dump(mode="json"))
+        due = time.monotonic() - self._written_at >= self.SECONDS
+        if len(self._buffer) >= self.BATCH or due or getattr(frame, "type", "") in self._kept_before_tools:
+            frames, self._buffer = self._buffer, []
+            self._written_at = time.monotonic()
+            self._store.append_frames(self._run_id, frames, self.expires_at())

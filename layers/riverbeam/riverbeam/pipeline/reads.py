@@ -1,0 +1,60 @@
+"""The reads, for the session's owner only: anyone else, a missing record or an id that is no UUID get
+the record kind's 404 (CONTRACT 3.8), never a hint that the record exists."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from beam_store import Action, Interaction, Message, Run, Session
+
+from ..errors import BeamError
+from .checks import normal_uuid
+from .setup import Setup
+
+
+def owned_session(setup: Setup, session_id: str, user_id: str, code: str, what: str) -> Session:
+    normal = normal_uuid(session_id)
+    session = setup.store.get_session(normal) if normal else None
+    if session is None or session.user_id != user_id:
+        raise BeamError(code, f"{what} not found")
+    return session
+
+
+def session(setup: Setup, session_id: str, user_id: str) -> Session:
+    return owned_session(setup, session_id, user_id, "BEM-020", f"session {session_id}")
+
+
+def messages(setup: Setup, session_id: str, user_id: str, after_seq: int, limit: int | None) -> list[Message]:
+    found = session(setup, session_id, user_id)
+    return setup.store.list_messages(found.session_id, after_seq=after_seq, limit=limit)
+
+
+def interaction(setup: Setup, interaction_id: str, user_id: str) -> Interaction:
+    found = setup.store.get_interaction(normal) if (normal := normal_uuid(interaction_id)) else None
+    owned_session(
+        setup, found.session_id if found else "", user_id, "BEM-022", f"interaction {interaction_id}"
+    )
+    assert found is not None
+    return found
+
+
+def run(setup: Setup, run_id: str, user_id: str) -> Run:
+    found = setup.store.get_run(normal) if (normal := normal_uuid(run_id)) else None
+    owned_session(setup, found.session_id if found else "", user_id, "BEM-023", f"run {run_id}")
+    assert found is not None
+    return found
+
+
+def frames(
+    setup: Setup, run_id: str, user_id: str, after_seq: int, limit: int | None
+) -> list[dict[str, Any]]:
+    """A streamed run's kept frames after `after_seq`, for a subscriber that connected late."""
+    found = run(setup, run_id, user_id)
+    return setup.store.list_frames(found.run_id, after_seq=after_seq, limit=limit)
+
+
+def action(setup: Setup, action_id: str, user_id: str) -> Action:
+    found = setup.store.get_action(normal) if (normal := normal_uuid(action_id)) else None
+    if found is None or found.user_id != user_id:
+        raise BeamError("BEM-027", f"action {action_id} not found")
+    return found

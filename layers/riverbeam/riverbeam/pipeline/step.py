@@ -1,0 +1,93 @@
+"""One pass through the pipeline: what an opened step knows about itself, and the records it starts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from beam_store import Action, Interaction, Message, Run, Session, TextPart, new_id
+from beam_store.records import ContentPart, InteractionStatus
+
+from ..agents import AgentRunner, agent_id_for
+from ..models import AgentResult, AuthContext, RunJob
+
+
+@dataclass
+class Step:
+    """A step whose opening write is done: its run is `running` and holds the interaction."""
+
+    session: Session
+    interaction: Interaction
+    run: Run
+    kind: Literal["invoke", "resume"]
+    runner: AgentRunner
+    history: list[Message]
+    content: list[ContentPart]
+    resolved: list[Action] = field(default_factory=list)
+
+    def job(self) -> RunJob:
+        return RunJob(
+            kind=self.kind,
+            agent_name=self.run.agent_name,
+            session_id=self.session.session_id,
+            interaction_id=self.interaction.interaction_id,
+            run_id=self.run.run_id,
+            content=[p for p in self.content if isinstance(p, TextPart)],
+            action_ids=[a.action_id for a in self.resolved],
+        )
+
+    def ids(self) -> dict[str, str]:
+        """The step's ids, as its log lines carry them."""
+        return {
+            "session_id": self.session.session_id,
+            "interaction_id": self.interaction.interaction_id,
+            "run_id": self.run.run_id,
+        }
+
+    def result(self, result: AgentResult) -> AgentResult:
+        """The runner's result as the Result of this step, with its ids."""
+        return result.model_copy(update={"agent_name": self.run.agent_name, **self.ids()})
+
+
+def new_session(session_id: str, user: AuthContext, now: str) -> Session:
+    """A session as its first request (or its first subscriber) creates it: the user's from then on."""
+    return Session(
+        session_id=session_id,
+        user_id=user.user_id,
+        profile_id=user.profile_id,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def interaction_ref(
+    interaction_id: str, session_id: str, agent_name: str, status: InteractionStatus, now: str
+) -> Interaction:
+    """The interaction as a step writes it: the store takes its id, session and status (and, on create,
+    the rest); it never reads it first."""
+    return Interaction(
+        interaction_id=interaction_id,
+        session_id=session_id,
+        agent_name=agent_name,
+        status=status,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def new_run(interaction: Interaction, agent_name: str, now: str, run_id: str | None = None) -> Run:
+    return Run(
+        run_id=run_id or new_id(),
+        session_id=interaction.session_id,
+        interaction_id=interaction.interaction_id,
+        agent_name=agent_name,
+        agent_id=agent_id_for(agent_name),
+        status="running",
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def after(session: Session, written: list[Message]) -> Session:
+    """The session as the step left it, so the next write expects the right message counter."""
+    return session.model_copy(update={"last_seq": written[-1].seq}) if written else session

@@ -1,0 +1,259 @@
+"""The step's writes, each one atomic StepWrite: open (invoke, resume), close, close failed; and the one
+mapping from a store's refusal to the contract's codes.
+
+    open     session create|update, interaction create|acquire, run create, the input and resolution
+             messages, the resolved actions (each still pending: exactly one resume wins)
+    close    run close (still running), interaction release, the agent's messages, the actions it asks
+             for, the outcomes of the tools it ran, the last frames, the session's last_active_at
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from beam_store import (
+    Action,
+    ActionConflict,
+    BeamStore,
+    ErrorInfo,
+    Interaction,
+    InteractionBusy,
+    InteractionInOtherSession,
+    InteractionMissing,
+    Message,
+    MessageDraft,
+    RecordExists,
+    Run,
+    RunClaimed,
+    RunNotRunning,
+    Session,
+    SessionMissing,
+    SessionOwnedByOther,
+    StepWrite,
+    StoreBusy,
+    StoreConflict,
+    ToolOutcome,
+    ToolResultPart,
+    new_id,
+    utc_now,
+)
+from beam_store.records import ContentPart
+
+from ..errors import BeamError
+from ..models import AgentResult, NewMessage
+from .step import Step
+
+logger = logging.getLogger(__name__)
+ActionRefusal = Callable[[ActionConflict], BeamError]
+
+
+def refusal(error: StoreConflict | StoreBusy, on_action: ActionRefusal | None = None) -> BeamError:
+    """The contract's code for a store's refusal of a step. `on_action` tells a resume why an action it
+    resolves was not pending after all; elsewhere a conflict the checks before the write rule out (an
+    action, a record that exists, a run closed by another) is an internal error, and logged as one."""
+    match error:
+        case ActionConflict() if on_action is not None:
+            return on_action(error)
+        case SessionOwnedByOther():
+            return BeamError("BEM-031", field="session_id")
+        case SessionMissing():
+            return BeamError("BEM-020", field="session_id")
+        case InteractionMissing() | InteractionInOtherSession():
+            # on invoke: not found (or not the caller's), never telling that it exists elsewhere
+            return BeamError("BEM-022", field="interaction_id")
+        case InteractionBusy():
+            return BeamError("BEM-040", field="interaction_id")
+        case StoreBusy():
+            return BeamError("BEM-503")
+        case ActionConflict() | RecordExists() | RunNotRunning() | RunClaimed():
+            logger.error("the store refused a step: %s", type(error).__name__, extra={"conflict": str(error)})
+            return BeamError("BEM-500")
+    logger.error("the store refused a step for an unknown reason", extra={"conflict": repr(error)})
+    return BeamError("BEM-500")
+
+
+def commit(store: BeamStore, step: StepWrite, on_action: ActionRefusal | None = None) -> list[Message]:
+    """Commit the whole step or nothing; a refusal is a BeamError."""
+    try:
+        return store.commit(step)
+    except (StoreConflict, StoreBusy) as error:
+        raise refusal(error, on_action) from None
+    except Exception:
+        logger.exception("the store refused a step")
+        raise BeamError("BEM-500") from None
+
+
+def input_message(run: Run, content: Sequence[ContentPart], now: str) -> MessageDraft:
+    return MessageDraft(
+        message_id=new_id(),
+        interaction_id=run.interaction_id,
+        run_id=run.run_id,
+        role="human",
+        content=list(content),
+        created_at=now,
+    )
+
+
+def _tool_message(action: Action, outcome: ToolOutcome | None) -> NewMessage:
+    return NewMessage(
+        role="tool",
+        content=[
+            ToolResultPart(
+                tool_call_id=action.action_id,
+                name=action.tool,
+                status=outcome.status if outcome else "error",
+                output=outcome.output if outcome else None,
+                error=outcome.error if outcome else None,
+            )
+        ],
+    )
+
+
+def _ran(step: Step, result: AgentResult) -> list[Action]:
+    """The resolved actions whose tools ran, with their outcomes: kept even when the run failed."""
+    submitted = {a.action_id: a for a in step.resolved if a.status == "resolved"}
+    return [
+        submitted[i].model_copy(update={"outcome": o})
+        for i, o in result.tool_outcomes.items()
+        if i in submitted
+    ]
+
+
+def _replies(step: Step, result: AgentResult, outcomes: list[Action], now: str) -> list[MessageDraft]:
+    """The agent's messages, after a tool message for each outcome the agent did not answer itself."""
+    messages = list(result.messages) or (
+        [NewMessage(role="ai", content=result.content)] if result.content else []
+    )
+    answered = {p.tool_call_id for m in messages for p in m.content if isinstance(p, ToolResultPart)}
+    missing = [_tool_message(a, a.outcome) for a in outcomes if a.action_id not in answered]
+    return [
+        MessageDraft(
+            message_id=new_id(),
+            interaction_id=step.interaction.interaction_id,
+            run_id=step.run.run_id,
+            role=m.role,
+            type=m.type,
+            content=m.content,
+            created_at=now,
+        )
+        for m in missing + messages
+    ]
+
+
+def _asked(step: Step, result: AgentResult, now: str) -> list[Action]:
+    """The actions the agent asks approval for, pending."""
+    run = step.run
+    return [
+        Action(
+            action_id=request.action_id or new_id(),
+            session_id=run.session_id,
+            interaction_id=run.interaction_id,
+            run_id=run.run_id,
+            user_id=step.session.user_id,
+            agent_name=run.agent_name,
+            kind=request.kind,
+            tool=request.tool,
+            args=request.args,
+            status="pending",
+            created_at=now,
+            updated_at=now,
+        )
+        for request in result.action_required
+    ]
+
+
+def close(
+    store: BeamStore,
+    step: Step,
+    result: AgentResult,
+    failure: BeamError | None,
+    *,
+    frames: list[dict[str, Any]] | None = None,
+    frames_expire_at: int = 0,
+) -> None:
+    """The step's closing write: the run ends `interrupted`, `completed` or (with `failure`) `failed`.
+    Only a run that ended well opens actions; what its tools did is kept whatever the end."""
+    now = utc_now()
+    if failure is not None:
+        run_status, interaction_status = "failed", "failed"
+        error: ErrorInfo | None = ErrorInfo(code=failure.code, message=failure.message)
+    else:
+        error = None
+        run_status = "interrupted" if result.interrupted else "completed"
+        interaction_status = "in_progress" if result.interrupted else "completed"
+    closed = step.run.model_copy(
+        update={"status": run_status, "error": error, "updated_at": now, "ended_at": now}
+    )
+    outcomes = _ran(step, result)
+    commit(
+        store,
+        StepWrite(
+            session=step.session,
+            session_op="update",
+            interaction=step.interaction.model_copy(update={"status": interaction_status}),
+            interaction_op="release",
+            run=closed,
+            run_op="close",
+            messages=_replies(step, result, outcomes, now),
+            open_actions=_asked(step, result, now) if failure is None else [],
+            record_outcomes=outcomes,
+            touch_last_active=True,
+            frames=frames or [],
+            frames_expire_at=frames_expire_at,
+        ),
+    )
+    step.run = closed
+
+
+UNKNOWN_OUTCOME = ToolOutcome(
+    status="error",
+    error=ErrorInfo(code="BEM-334", message="outcome unknown: the worker stopped while the tool ran"),
+)
+
+
+def close_failed(
+    store: BeamStore,
+    opened: tuple[Session, Interaction, Run],
+    failure: BeamError,
+    open_tools: list[Action],
+    now: str,
+    *,
+    frames: list[dict[str, Any]],
+    frames_expire_at: int,
+) -> None:
+    """Close `failed` a run that cannot go on (no agent ran in this process): the tools it may have run,
+    `open_tools`, get an unknown outcome, and a tool message each; they are never run again."""
+    session, interaction, run = opened
+    unknown = [a.model_copy(update={"outcome": UNKNOWN_OUTCOME}) for a in open_tools]
+    messages = [
+        MessageDraft(
+            message_id=new_id(),
+            interaction_id=interaction.interaction_id,
+            run_id=run.run_id,
+            role="tool",
+            created_at=now,
+            content=_tool_message(a, UNKNOWN_OUTCOME).content,
+        )
+        for a in unknown
+    ]
+    lost = ErrorInfo(code=failure.code, message=failure.message)
+    commit(
+        store,
+        StepWrite(
+            session=session,
+            session_op="update",
+            interaction=interaction,
+            interaction_op="release",
+            run=run.model_copy(
+                update={"status": "failed", "error": lost, "updated_at": now, "ended_at": now}
+            ),
+            run_op="close",
+            messages=messages,
+            record_outcomes=unknown,
+            touch_last_active=True,
+            frames=frames,
+            frames_expire_at=frames_expire_at,
+        ),
+    )
