@@ -37,10 +37,11 @@ class DevProcess:
     def stderr_text(self) -> str:
         return "".join(self.stderr)
 
-    def stop(self, timeout: float = STOP_TIMEOUT_SECONDS) -> int:
-        """SIGTERM, then wait; killed if it outlives `timeout`. Returns its exit code."""
+    def stop(self, timeout: float = STOP_TIMEOUT_SECONDS, sig: int = signal.SIGTERM) -> int:
+        """`sig` (SIGTERM; SIGINT is Ctrl-C), then wait; killed if it outlives `timeout`. Returns its exit
+        code."""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
+            self.process.send_signal(sig)
         try:
             return self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

@@ -80,6 +80,7 @@ def _handler_environment(template: template_module.Template, **local: str) -> No
     os.environ.update(template.literal_environment)
     os.environ.update(local)
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")  # the stack logs one line per request itself
+    os.environ.setdefault("RIVERBEAM_MODEL", "offline")  # works with no account; a real model is opt-in
     os.environ.update(POWERTOOLS_TRACE_DISABLED="true", POWERTOOLS_METRICS_DISABLED="true")
     warnings.filterwarnings("ignore", "No application metrics to publish")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -307,7 +308,7 @@ def test_an_unknown_route_is_api_gateways_404(dev: DevProcess) -> None:
 # ---------------------------------------------------------------------------- start and stop
 
 
-def test_records_survive_a_restart_and_sigterm_stops_cleanly(tmp_path: Path) -> None:
+def test_records_survive_a_restart_and_sigterm_or_ctrl_c_stop_cleanly(tmp_path: Path) -> None:
     session_id = str(uuid.uuid4())
     first = start(tmp_path)
     try:
@@ -323,7 +324,8 @@ def test_records_survive_a_restart_and_sigterm_stops_cleanly(tmp_path: Path) -> 
     assert_no_traceback(first)
     assert (tmp_path / "records.json").is_file()
 
-    with running(tmp_path) as second:
+    second = start(tmp_path)
+    try:
         status, session = http(second, "GET", f"/sessions/{session_id}?user_id=u1")
         assert status == 200, session
         assert session["user_id"] == "u1"
@@ -336,7 +338,9 @@ def test_records_survive_a_restart_and_sigterm_stops_cleanly(tmp_path: Path) -> 
                 return await frames_of(ws, resume(second, frames[-1], "submitted")["run_id"])
 
         assert asyncio.run(approve())[-1]["result"]["interrupted"] is False
-    assert second.process.returncode == 0
+    finally:
+        code = second.stop(sig=signal.SIGINT)  # Ctrl-C
+    assert code == 0
     assert_no_traceback(second)
 
 
