@@ -369,3 +369,33 @@ def _run_to_end(data_dir: Path, *args: str) -> tuple[int, str]:
         timeout=120,
     )
     return done.returncode, done.stderr
+
+
+def test_an_external_dynamodb_gets_the_table(tmp_path: Path, dynamodb_url: str) -> None:
+    session_id = str(uuid.uuid4())
+    with running(tmp_path, env={"AWS_ENDPOINT_URL_DYNAMODB": dynamodb_url}) as dev:
+        assert dev.urls["DynamoDB"] == dynamodb_url
+        assert dev.urls["SQS"].endswith("(embedded)")
+        status, result = http(
+            dev,
+            "POST",
+            "/invoke",
+            {
+                "agent_name": "author",
+                "session_id": session_id,
+                "content": [{"type": "text", "text": "Hello"}],
+                "auth_context": {"user_id": "u1"},
+            },
+        )
+        assert status == 200 and result["interrupted"] is False, result
+    client = boto3.client(
+        "dynamodb",
+        endpoint_url=dynamodb_url,
+        region_name="us-east-1",
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+    )
+    item = client.get_item(
+        TableName="riverbeam-local", Key={"pk": {"S": f"SESSION#{session_id}"}, "sk": {"S": "SESSION"}}
+    )
+    assert item["Item"]["user_id"] == {"S": "u1"}
