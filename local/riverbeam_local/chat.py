@@ -167,12 +167,11 @@ class Chat:
             try:
                 approve = (await self.ask(self.answers, question)).strip().lower() in ("y", "yes")
                 reason = None if approve else (await self.ask(self.answers, "Reason (optional): ")).strip()
-            except KeyboardInterrupt:
-                self.view.line("note", "not answered: the action stays pending")
+            except (KeyboardInterrupt, EOFError) as left:
+                self.view.line("note", f"not answered: action {action['action_id']} stays pending")
+                if isinstance(left, EOFError):
+                    raise
                 return None
-            except EOFError:
-                self.view.line("note", "not answered: the action stays pending")
-                raise
             self.view.line(
                 "approved" if approve else "rejected", f"{action['tool']}" + (f": {reason}" if reason else "")
             )

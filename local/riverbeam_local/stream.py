@@ -141,8 +141,8 @@ class Subscription:
                     continue
                 epoch, progress = self.epoch, clock()
                 try:
-                    for frame in await asyncio.to_thread(self.api.frames, run_id, next_seq - 1):
-                        self.add(frame)
+                    if not await asyncio.to_thread(self._replay, run_id, next_seq - 1):
+                        return  # the run has ended and has nothing after `next_seq - 1`
                     unreachable_since = None
                 except Unreachable:
                     unreachable_since = unreachable_since or progress
@@ -151,3 +151,11 @@ class Subscription:
         finally:
             self._runs.pop(run_id, None)
             self._events.pop(run_id, None)
+
+    def _replay(self, run_id: str, after: int) -> bool:
+        """Take the run's stored frames after `after`; False when there are none and the run has ended
+        (a run seen ended has stored every frame: nothing more will come)."""
+        stored = self.api.frames(run_id, after)
+        for frame in stored:
+            self.add(frame)
+        return bool(stored) or self.api.get("run", run_id).get("status") == "running"

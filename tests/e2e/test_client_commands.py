@@ -120,6 +120,9 @@ def test_get_every_kind_and_frames(dev: DevProcess) -> None:
     code, out, err = run(dev, "frames", result["run_id"], "--after", "0", "--follow")
     assert code == 0, err
     assert frames_of(out) == frames[1:]
+    # past the last frame of an ended run: nothing more will come, it does not wait
+    code, out, err = run(dev, "frames", result["run_id"], "--after", str(frames[-1]["frame_seq"]), "--follow")
+    assert (code, out) == (0, ""), err
 
 
 def test_refusals_print_the_error_json_and_exit_1(dev: DevProcess) -> None:
