@@ -92,7 +92,13 @@ def test_a_missing_file_is_refused_naming_it(tmp_path: Path) -> None:
 def test_the_repositorys_agents_file_loads() -> None:
     config = load_agents(ROOT / "agents.yaml")
     runners = build_runners(config, work_tree=ROOT, offline=False)
-    assert runners["author"].tools["git_push"].confirm_required
+    tools = runners["author"].tools
+    assert {name: t.confirm_required for name, t in tools.items()} == {
+        "git_push": True,
+        "list_files": False,
+        "read_file": False,
+        "git_log": False,
+    }
 
 
 def test_the_template_lets_the_agent_functions_invoke_exactly_the_configured_models() -> None:

@@ -27,10 +27,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from .llm import AuthorOfflineModel, ChatModel
 from .runner import ToolAgentRunner
 from .tools import Tool, make_tool
+from .tools.files import git_log_tool, list_files_tool, read_file_tool
 from .tools.git import git_push_tool
 
 # built-in tools by name, each made for the agent's work tree
-BUILTIN_TOOLS: dict[str, Callable[[Path], Tool]] = {"git_push": git_push_tool}
+BUILTIN_TOOLS: dict[str, Callable[[Path], Tool]] = {
+    "git_push": git_push_tool,
+    "list_files": list_files_tool,
+    "read_file": read_file_tool,
+    "git_log": git_log_tool,
+}
 
 
 class ConfigError(ValueError):
