@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
 import time
 import uuid
@@ -146,6 +147,29 @@ def test_keys_typed_ahead_of_the_question_do_not_answer_it(dev: DevProcess, chat
     answered = chat.action("Push docs/update")
     assert answered["status"] == "cancelled"
     assert answered["response"]["reason"] == "typed ahead"  # type: ignore[index]
+    assert chat.leave() == 0
+
+
+def test_keys_typed_while_the_agent_works_do_not_answer_the_question(dev: DevProcess, chat: Chat) -> None:
+    # the stack is held (SIGSTOP) while the message goes out, so the question cannot appear before the
+    # keys typed after the prompt closed: they wait in the terminal, and must be discarded, not read
+    os.kill(dev.process.pid, signal.SIGSTOP)
+    try:
+        chat.say("Push docs/update")
+        chat.expect(re.escape("\x1b[?2004l"))  # the prompt is closed (bracketed paste off)
+        time.sleep(0.5)
+        chat.say("y")
+    finally:
+        os.kill(dev.process.pid, signal.SIGCONT)
+    chat.question("git_push", '{"ref": "docs/update"}')
+    time.sleep(2.0)
+    assert chat.action("Push docs/update")["status"] == "pending"
+    chat.say("n")
+    chat.see("Reason (optional):")
+    chat.say("")
+    chat.see("rejected git_push")
+    chat.expect(PROMPT)
+    assert chat.action("Push docs/update")["status"] == "cancelled"
     assert chat.leave() == 0
 
 
