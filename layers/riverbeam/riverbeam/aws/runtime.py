@@ -64,6 +64,14 @@ def beam() -> RiverBeam:
     store = DynamoBeamStore(boto3.client("dynamodb"), config.table_name)
     riverbeam = RiverBeam(store, frame_ttl_seconds=config.frame_ttl_seconds)
     riverbeam.register_agent("author", _author(config.data_dir))
+    if config.agents_file:
+        from ..agent_config import configured_runners
+
+        runners = configured_runners(
+            config.agents_file, work_tree=Path(config.data_dir) / "work", offline=config.model == "offline"
+        )
+        for name, runner in runners.items():
+            riverbeam.register_agent(name, runner)
     if config.agents:
         module, _, name = config.agents.partition(":")
         register: Any = getattr(importlib.import_module(module), name or "register")

@@ -27,6 +27,10 @@ class Settings(BaseModel):
     # `module:function` called with the RiverBeam to register more agents beside the built-in `author`
     agents: str = Field(default="", alias="RIVERBEAM_AGENTS")
     data_dir: str = Field(default="/tmp/riverbeam", alias="RIVERBEAM_DATA_DIR")
+    # agents.yaml (riverbeam.agent_config): its agents are registered beside, or instead of, `author`
+    agents_file: str = Field(default="", alias="RIVERBEAM_AGENTS_FILE")
+    # `offline` runs every configured agent on the offline model (riverbeam dev, the tests)
+    model: Literal["bedrock", "offline"] = Field(default="bedrock", alias="RIVERBEAM_MODEL")
 
     @field_validator("jwt_audience", mode="before")
     @classmethod
