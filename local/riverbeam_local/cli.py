@@ -31,6 +31,20 @@ def parser() -> argparse.ArgumentParser:
         help="where the records, the author agent's work tree and its bare remote are kept "
         "(default: %(default)s)",
     )
+    found.add_argument(
+        "--model",
+        choices=["offline", "bedrock"],
+        default="offline",
+        help="offline: the offline models, no account needed (default); bedrock: the models agents.yaml "
+        "names, on Amazon Bedrock with this machine's AWS credentials and region",
+    )
+    found.add_argument(
+        "--agents",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the agents file (default: the repository's agents.yaml)",
+    )
     return found
 
 
@@ -52,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     from .server import StartError, run
 
     try:
-        return run(args.port, args.data_dir)
+        return run(args.port, args.data_dir, model=args.model, agents_file=args.agents)
     except StartError as error:
         print(f"riverbeam dev: {error}", file=sys.stderr)
         return 2

@@ -65,11 +65,22 @@ def start(
     port: int = 0,
     env: dict[str, str] | None = None,
     timeout: float = START_TIMEOUT_SECONDS,
+    args: tuple[str, ...] = (),
 ) -> DevProcess:
     """Start `riverbeam dev` and wait until it is ready; on failure the process is stopped and the error
     names what it printed."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "riverbeam.cli", "dev", "--port", str(port), "--data-dir", str(data_dir)],
+        [
+            sys.executable,
+            "-m",
+            "riverbeam.cli",
+            "dev",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(data_dir),
+            *args,
+        ],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -100,8 +111,10 @@ def start(
 
 
 @contextmanager
-def running(data_dir: Path, *, port: int = 0, env: dict[str, str] | None = None) -> Iterator[DevProcess]:
-    dev = start(data_dir, port=port, env=env)
+def running(
+    data_dir: Path, *, port: int = 0, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+) -> Iterator[DevProcess]:
+    dev = start(data_dir, port=port, env=env, args=args)
     try:
         yield dev
     finally:

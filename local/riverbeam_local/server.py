@@ -160,7 +160,19 @@ def _stopped_by_signals() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def run(port: int, data_dir: Path) -> int:
+def run(port: int, data_dir: Path, *, model: str = "offline", agents_file: Path | None = None) -> int:
+    """Serve until a signal. `model`: offline, or bedrock (with this machine's AWS credentials);
+    `agents_file`: the agents (default: the repository's agents.yaml)."""
+    agents = (agents_file or template_module.ROOT / "agents.yaml").expanduser().resolve()
+    if not agents.is_file():
+        raise StartError(f"the agents file {agents} does not exist")
+    from riverbeam.agent_config import ConfigError, configured_runners
+
+    try:  # a wrong file is told before anything starts
+        configured_runners(agents, work_tree=data_dir / "work", offline=True)
+    except ConfigError as error:
+        raise StartError(str(error)) from None
+    os.environ.update(RIVERBEAM_MODEL=model, RIVERBEAM_AGENTS_FILE=str(agents))
     with _stopped_by_signals(), contextlib.ExitStack() as stack:
         data_dir = prepare_data_dir(data_dir)
         sock = bind(port)
@@ -231,11 +243,13 @@ def _serve(
         AUTH_MODE="none",
         WEBSOCKET_ENDPOINT=f"http://{HOST}:{port}",
         RIVERBEAM_DATA_DIR=str(data_dir),
+        # the deployment's path (/opt/agents.yaml, in the layer) is the repository's file here
+        RIVERBEAM_AGENTS_FILE=os.environ["RIVERBEAM_AGENTS_FILE"],
     )
     functions = Functions(template.functions)
+    # the handlers' cached factories are not meant to race: make them once, before any request
     from riverbeam.aws import runtime
 
-    # the handlers' cached factories are not meant to race: make them once, before any request
     runtime.beam(), runtime.sqs(), runtime.management_api()
 
     consumer = template.queue_consumer

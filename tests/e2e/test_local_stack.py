@@ -399,3 +399,27 @@ def test_an_external_dynamodb_gets_the_table(tmp_path: Path, dynamodb_url: str) 
         TableName="riverbeam-local", Key={"pk": {"S": f"SESSION#{session_id}"}, "sk": {"S": "SESSION"}}
     )
     assert item["Item"]["user_id"] == {"S": "u1"}
+
+
+def test_the_agents_file_is_the_stacks(tmp_path: Path) -> None:
+    agents = tmp_path / "agents.yaml"
+    agents.write_text("agents:\n  reader:\n    tools: [list_files, read_file]\n")
+    with running(tmp_path / "data", args=("--agents", str(agents))) as dev:
+        body = {
+            "agent_name": "reader",
+            "session_id": str(uuid.uuid4()),
+            "content": [{"type": "text", "text": "Hello"}],
+            "auth_context": {"user_id": "u1"},
+        }
+        status, result = http(dev, "POST", "/invoke", body)
+    assert status == 200 and result["content"][0]["text"], result
+
+
+@pytest.mark.parametrize("content", [None, "agents:\n  a:\n    tools: [rm_rf]\n"])
+def test_a_missing_or_wrong_agents_file_is_one_line_and_exit_2(tmp_path: Path, content: str | None) -> None:
+    agents = tmp_path / "agents.yaml"
+    if content is not None:
+        agents.write_text(content)
+    code, err = _run_to_end(tmp_path / "data", "--port", str(free_port()), "--agents", str(agents))
+    assert code == 2
+    assert err.strip().count("\n") == 0 and "agents.yaml" in err and "Traceback" not in err, err

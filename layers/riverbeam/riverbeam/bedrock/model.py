@@ -32,6 +32,8 @@ RETRYABLE = frozenset(
 FAILURES = {
     "validationexception": "BEM-346",
     "accessdeniedexception": "BEM-347",
+    "unrecognizedclientexception": "BEM-347",
+    "expiredtokenexception": "BEM-347",
     "resourcenotfoundexception": "BEM-348",
 }
 FAILED_STOPS = {
