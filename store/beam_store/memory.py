@@ -10,19 +10,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from .errors import (
-    ActionConflict,
-    InteractionBusy,
-    InteractionInOtherSession,
-    InteractionMissing,
-    RecordExists,
-    RunClaimed,
-    RunNotRunning,
-    SessionMissing,
-    SessionOwnedByOther,
-)
+from .conflicts import Part, first_conflict
+from .errors import RunClaimed, RunNotRunning
 from .records import Action, Connection, Interaction, Message, Run, Session
-from .step import StepWrite
+from .step import StepWrite, numbered
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -157,60 +148,25 @@ class InMemoryStore:
             return self._apply(step)
 
     def _check(self, step: StepWrite) -> None:
-        run_id = step.run.run_id
-        for wanted in step.resolve_actions:
-            current = self._actions.get(wanted.action_id)
-            if not (
-                current is not None
-                and current.status == "pending"
-                and current.interaction_id == wanted.interaction_id
-                and current.session_id == wanted.session_id
-            ):
-                raise ActionConflict(wanted.action_id, _copy(current))
-        for wanted in step.record_outcomes:
-            current = self._actions.get(wanted.action_id)
-            if not (
-                current is not None
-                and current.status == "resolved"
-                and current.resolved_run_id == run_id
-                and current.outcome is None
-            ):
-                raise ActionConflict(wanted.action_id, _copy(current))
-        for wanted in step.open_actions:
-            current = self._actions.get(wanted.action_id)
-            if current is not None and not (
-                current.status == "pending" and current.interaction_id == wanted.interaction_id
-            ):
-                raise ActionConflict(wanted.action_id, _copy(current))
+        """Every condition of the step, against the records as they are (conflicts.py: which one wins)."""
 
-        session = self._sessions.get(step.session.session_id)
-        if session is None and step.session_op == "update":
-            raise SessionMissing("the session does not exist")
-        if session is not None and session.user_id != step.session.user_id:
-            raise SessionOwnedByOther(session.user_id)
+        def action(action_id: str) -> Action | None:  # a copy: the conflict carries it out of the lock
+            return _copy(self._actions.get(action_id))
 
-        interaction = self._interactions.get(step.interaction.interaction_id)
-        if step.interaction_op == "create":
-            if interaction is not None:
-                raise RecordExists("the interaction already exists")
-        elif interaction is None:
-            raise InteractionMissing("the interaction does not exist")
-        elif step.interaction_op == "acquire":
-            if interaction.session_id != step.interaction.session_id:
-                raise InteractionInOtherSession(interaction.session_id)
-            if interaction.active_run_id is not None:
-                raise InteractionBusy(interaction.active_run_id)
-        elif interaction.active_run_id != run_id:
-            raise RunNotRunning("the interaction is no longer held by this run")
-
-        run = self._runs.get(run_id)
-        if step.run_op == "create" and run is not None:
-            raise RecordExists("the run already exists")
-        if step.run_op == "close" and (run is None or run.status != "running"):
-            raise RunNotRunning("the run is not running")
-        for draft in step.messages:
-            if draft.message_id in self._message_ids:
-                raise RecordExists("the message already exists")
+        found: dict[Part, BaseModel | None] = {
+            **{("resolve", a.action_id): action(a.action_id) for a in step.resolve_actions},
+            **{("outcome", a.action_id): action(a.action_id) for a in step.record_outcomes},
+            **{("open", a.action_id): action(a.action_id) for a in step.open_actions},
+            ("session", step.session.session_id): self._sessions.get(step.session.session_id),
+            ("interaction", step.interaction.interaction_id): self._interactions.get(
+                step.interaction.interaction_id
+            ),
+            ("run", step.run.run_id): self._runs.get(step.run.run_id),
+            **{("message", d.message_id): None for d in step.messages if d.message_id in self._message_ids},
+        }
+        conflict = first_conflict(step, found)
+        if conflict is not None:
+            raise conflict
 
     def _apply(self, step: StepWrite) -> list[Message]:
         now = step.run.updated_at
@@ -255,21 +211,7 @@ class InMemoryStore:
                 deep=True, update={"outcome": action.outcome, "updated_at": now}
             )
 
-        written = [
-            Message(
-                message_id=d.message_id,
-                session_id=sid,
-                interaction_id=d.interaction_id,
-                run_id=d.run_id,
-                seq=last_seq + i,
-                role=d.role,
-                type=d.type,
-                content=list(d.content),
-                created_at=d.created_at,
-                updated_at=d.created_at,
-            )
-            for i, d in enumerate(step.messages, start=1)
-        ]
+        written = numbered(step, last_seq)
         if step.frames:
             self._frames.setdefault(step.run.run_id, {}).update(
                 {int(f["frame_seq"]): (step.frames_expire_at, json.dumps(f)) for f in step.frames}

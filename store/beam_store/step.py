@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .records import Action, ContentPart, Interaction, MessageRole, MessageType, Run, Session
+from .records import Action, ContentPart, Interaction, Message, MessageRole, MessageType, Run, Session
 
 
 @dataclass(frozen=True)
@@ -51,3 +51,22 @@ class StepWrite:
     # frames of the run (JSON objects with their frame_seq) kept with the step, until frames_expire_at
     frames: list[dict[str, Any]] = field(default_factory=list)
     frames_expire_at: int = 0
+
+
+def numbered(step: StepWrite, after_seq: int) -> list[Message]:
+    """The step's messages as stored: numbered after `after_seq`, the session's counter before the step."""
+    return [
+        Message(
+            message_id=d.message_id,
+            session_id=step.session.session_id,
+            interaction_id=d.interaction_id,
+            run_id=d.run_id,
+            seq=after_seq + i,
+            role=d.role,
+            type=d.type,
+            content=list(d.content),
+            created_at=d.created_at,
+            updated_at=d.created_at,
+        )
+        for i, d in enumerate(step.messages, start=1)
+    ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from beam_store import Action, Message, ToolOutcome
-from beam_store.dynamo import _record_attrs, deserialize_item
+from beam_store.dynamo import deserialize_item, record_attrs
 
 NOW = "2024-01-01T00:00:00.000000Z"
 IDS = {
@@ -28,7 +28,7 @@ def test_json_fields_are_stored_as_compact_utf8_json() -> None:
         updated_at=NOW,
         **IDS,
     )
-    attrs = _record_attrs(action)
+    attrs = record_attrs(action)
     assert attrs["args"] == {"S": '{"ref":"é","f":1e+20,"n":[1,1.0]}'}
     assert attrs["outcome"] == {"S": '{"status":"ok","output":1e+20}'}
     assert attrs["status"] == {"S": "resolved"}

@@ -1,0 +1,188 @@
+"""DynamoBeamStore's items: their keys, and records to and from attribute values.
+
+Items (pk / sk):
+  SESSION#<id> / SESSION           the session, with the message counter `last_seq`
+  SESSION#<id> / MSG#<seq:012d>    its messages, so one Query reads a session and its history
+  INTERACTION#<id> / INTERACTION   the interaction, with `active_run_id` while a run holds it
+  RUN#<id> / RUN                   a run;    gsi1: INTERACTION#<id> / RUN#<created_at>#<id>
+  RUN#<id> / FRAME#<frame_seq:08d> a frame of a streamed run, JSON, with a TTL
+  ACTION#<id> / ACTION             an action; gsi1: INTERACTION#<id> /
+                                   ACTION#<0 pending|1 done>#<created_at>#<id>
+  CONN#<id> / CONN                 a WebSocket connection, with a TTL; gsi1: SESSION#<id> / CONN#<id>
+
+The attributes that hold JSON of any shape (a message's `content`, an action's `args`, `outcome` and
+`response`, a run's `error`) are stored as one string of compact JSON, not as DynamoDB maps and lists:
+a DynamoDB number has no int/float distinction (1e20 came back as an int), holds 38 digits within
+1e-130..1e126 (an output of 1e300 or 10**40 could not be written), and maps nest 32 deep at most. Items
+written before, with those attributes as maps and lists, are still read (their numbers as before).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any, TypeVar
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from pydantic import BaseModel
+
+from ..records import Action, Connection, Interaction, Message, Run, Session
+
+M = TypeVar("M", bound=BaseModel)
+Item = dict[str, Any]
+
+GSI1 = "gsi1"
+TTL_ATTRIBUTE = "expires_at"
+MAX_SEQ = 10**12 - 1
+MAX_FRAME = 10**8 - 1
+# record fields whose values are JSON of any shape, each stored as a string of compact JSON
+JSON_ATTRIBUTES = frozenset({"content", "args", "outcome", "response", "error"})
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+def _to_number(value: Decimal) -> int | float:
+    return int(value) if value.as_tuple().exponent >= 0 else float(value)  # type: ignore[operator]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return _to_number(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def serialize(value: Any) -> Any:
+    """A JSON-able value as a DynamoDB attribute value (floats become exact decimals)."""
+    return _serializer.serialize(json.loads(json.dumps(value), parse_float=Decimal))
+
+
+def serialize_json(value: Any) -> Any:
+    """A JSON value as a string attribute that gives back every value with its type (None stays NULL).
+
+    Compact and UTF-8 as it is (ensure_ascii=False), so the stored size is the JSON's size in bytes."""
+    if value is None:
+        return {"NULL": True}
+    return {"S": json.dumps(value, ensure_ascii=False, separators=(",", ":"))}
+
+
+def serialize_attr(name: str, value: Any) -> Any:
+    """A record field's value as the attribute it is stored as."""
+    return serialize_json(value) if name in JSON_ATTRIBUTES else serialize(value)
+
+
+def _deserialize_attr(name: str, value: Any) -> Any:
+    if name in JSON_ATTRIBUTES and "S" in value:
+        return json.loads(value["S"])
+    # any other attribute, and a JSON field of an item written as maps and lists before
+    return _plain(_deserializer.deserialize(value))
+
+
+def deserialize_item(item: Item) -> dict[str, Any]:
+    return {k: _deserialize_attr(k, v) for k, v in item.items()}
+
+
+def record_attrs(record: BaseModel) -> dict[str, Any]:
+    """A record's fields as attribute values (None fields left out)."""
+    return {k: serialize_attr(k, v) for k, v in record.model_dump(mode="json", exclude_none=True).items()}
+
+
+def load(model: type[M], item: Item | None) -> M | None:
+    return None if not item else model.model_validate(deserialize_item(item))
+
+
+# keys
+
+
+def session_key(session_id: str) -> Item:
+    return {"pk": {"S": f"SESSION#{session_id}"}, "sk": {"S": "SESSION"}}
+
+
+def interaction_key(interaction_id: str) -> Item:
+    return {"pk": {"S": f"INTERACTION#{interaction_id}"}, "sk": {"S": "INTERACTION"}}
+
+
+def run_key(run_id: str) -> Item:
+    return {"pk": {"S": f"RUN#{run_id}"}, "sk": {"S": "RUN"}}
+
+
+def action_key(action_id: str) -> Item:
+    return {"pk": {"S": f"ACTION#{action_id}"}, "sk": {"S": "ACTION"}}
+
+
+def connection_key(connection_id: str) -> Item:
+    return {"pk": {"S": f"CONN#{connection_id}"}, "sk": {"S": "CONN"}}
+
+
+def message_sk(seq: int) -> str:
+    return f"MSG#{seq:012d}"
+
+
+def frame_sk(frame_seq: int) -> str:
+    return f"FRAME#{frame_seq:08d}"
+
+
+def action_gsi1sk(action: Action) -> str:
+    return f"ACTION#{0 if action.status == 'pending' else 1}#{action.created_at}#{action.action_id}"
+
+
+# whole items
+
+
+def session_item(session: Session) -> Item:
+    return session_key(session.session_id) | record_attrs(session) | {"entity": {"S": "session"}}
+
+
+def interaction_item(interaction: Interaction) -> Item:
+    key = interaction_key(interaction.interaction_id)
+    return key | record_attrs(interaction) | {"entity": {"S": "interaction"}}
+
+
+def message_item(message: Message) -> Item:
+    key = {"pk": {"S": f"SESSION#{message.session_id}"}, "sk": {"S": message_sk(message.seq)}}
+    return key | record_attrs(message) | {"entity": {"S": "message"}}
+
+
+def run_item(run: Run) -> Item:
+    index = {
+        "gsi1pk": serialize(f"INTERACTION#{run.interaction_id}"),
+        "gsi1sk": serialize(f"RUN#{run.created_at}#{run.run_id}"),
+    }
+    return run_key(run.run_id) | record_attrs(run) | index | {"entity": {"S": "run"}}
+
+
+def action_attrs(action: Action) -> Item:
+    """An action's attributes with its index entry (not its key: an action is written by an update)."""
+    return record_attrs(action) | {
+        "gsi1pk": serialize(f"INTERACTION#{action.interaction_id}"),
+        "gsi1sk": serialize(action_gsi1sk(action)),
+        "entity": serialize("action"),
+    }
+
+
+def frame_item(run_id: str, frame: Mapping[str, Any], expires_at: int) -> Item:
+    return {
+        "pk": {"S": f"RUN#{run_id}"},
+        "sk": {"S": frame_sk(int(frame["frame_seq"]))},
+        "entity": {"S": "frame"},
+        "frame": {"S": json.dumps(frame)},
+        TTL_ATTRIBUTE: {"N": str(expires_at)},
+    }
+
+
+def connection_item(connection: Connection) -> Item:
+    return (
+        connection_key(connection.connection_id)
+        | record_attrs(connection)
+        | {
+            "entity": {"S": "connection"},
+            "gsi1pk": {"S": f"SESSION#{connection.session_id}"},
+            "gsi1sk": {"S": f"CONN#{connection.connection_id}"},
+            TTL_ATTRIBUTE: {"N": str(connection.expires_at)},
+        }
+    )

@@ -1,0 +1,292 @@
+"""DynamoBeamStore: the records in one on-demand DynamoDB table (items.py draws its items). Every read is
+a GetItem or a Query; a step is one TransactWriteItems (transaction.py), sent again while it loses to
+other writers of its session, with one backoff policy for every retry."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+import boto3
+from botocore.exceptions import ClientError
+
+from ..errors import RunClaimed, RunNotRunning, StoreBusy
+from ..records import Action, Connection, Interaction, Message, Run, Session
+from ..step import StepWrite, numbered
+from .expressions import Expression
+from .items import (
+    GSI1,
+    MAX_FRAME,
+    MAX_SEQ,
+    TTL_ATTRIBUTE,
+    Item,
+    action_key,
+    connection_item,
+    connection_key,
+    deserialize_item,
+    frame_item,
+    frame_sk,
+    interaction_key,
+    load,
+    message_sk,
+    run_key,
+    serialize,
+    session_item,
+    session_key,
+)
+from .table import ensure_table
+from .transaction import refused, transact_items
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+else:
+    DynamoDBClient = Any
+
+# bounds for a step that keeps losing to other writers of its session (optimistic seq allocation)
+MAX_ATTEMPTS = 400
+MAX_SECONDS = 30.0
+BACKOFF_CAP_SECONDS = 0.1
+MAX_BATCH_ATTEMPTS = 8
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """How long to wait before attempt `n + 1`: a random time up to `base * 2**n`, never over `cap` (full
+    jitter, so writers that lost to the same winner spread out)."""
+
+    base: float
+    cap: float
+
+    def wait(self, attempt: int) -> None:
+        time.sleep(random.uniform(0, min(self.cap, self.base * 2 ** min(attempt, 30))))
+
+
+# a step that lost its session's counter retries at once, nearly; unprocessed frames wait for capacity
+STEP_BACKOFF = Backoff(base=0.002, cap=BACKOFF_CAP_SECONDS)
+BATCH_BACKOFF = Backoff(base=0.05, cap=1.0)
+
+
+class DynamoBeamStore:
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        table_name: str,
+        *,
+        max_attempts: int = MAX_ATTEMPTS,
+        max_seconds: float = MAX_SECONDS,
+    ) -> None:
+        self.client = client
+        self.table_name = table_name
+        # how long one step may keep losing to other writers of its session before StoreBusy
+        self.max_attempts = max_attempts
+        self.max_seconds = max_seconds
+
+    @classmethod
+    def connect(cls, table_name: str, *, client: DynamoDBClient | None = None) -> DynamoBeamStore:
+        """The store on `table_name`, creating the table (with its index and TTL) if it is missing."""
+        client = client or boto3.client("dynamodb")
+        ensure_table(client, table_name)
+        return cls(client, table_name)
+
+    # reads
+
+    def _get(self, key: Item) -> Item | None:
+        response = self.client.get_item(TableName=self.table_name, Key=key, ConsistentRead=True)
+        return response.get("Item")
+
+    def get_session(self, session_id: str) -> Session | None:
+        return load(Session, self._get(session_key(session_id)))
+
+    def get_interaction(self, interaction_id: str) -> Interaction | None:
+        return load(Interaction, self._get(interaction_key(interaction_id)))
+
+    def get_run(self, run_id: str) -> Run | None:
+        return load(Run, self._get(run_key(run_id)))
+
+    def get_action(self, action_id: str) -> Action | None:
+        return load(Action, self._get(action_key(action_id)))
+
+    def _query(self, limit: int | None = None, **params: Any) -> Iterator[Item]:
+        params["TableName"] = self.table_name
+        returned = 0
+        while True:
+            if limit is not None:
+                params["Limit"] = limit - returned
+            page = self.client.query(**params)
+            for item in page.get("Items", []):
+                returned += 1
+                yield item
+            if "LastEvaluatedKey" not in page or (limit is not None and returned >= limit):
+                return
+            params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def _query_range(self, pk: str, lo: str, hi: str, limit: int | None = None) -> Iterator[Item]:
+        return self._query(
+            limit,
+            KeyConditionExpression="pk = :pk AND sk BETWEEN :lo AND :hi",
+            ExpressionAttributeValues={":pk": {"S": pk}, ":lo": {"S": lo}, ":hi": {"S": hi}},
+            ConsistentRead=True,
+        )
+
+    def _query_index(self, pk: str, prefix: str) -> Iterator[Item]:
+        return self._query(
+            IndexName=GSI1,
+            KeyConditionExpression="gsi1pk = :pk AND begins_with(gsi1sk, :prefix)",
+            ExpressionAttributeValues={":pk": {"S": pk}, ":prefix": {"S": prefix}},
+        )
+
+    def list_messages(
+        self, session_id: str, *, after_seq: int = 0, limit: int | None = None
+    ) -> list[Message]:
+        if (limit is not None and limit <= 0) or after_seq >= MAX_SEQ:
+            return []
+        lo, hi = message_sk(after_seq + 1), message_sk(MAX_SEQ)
+        items = self._query_range(f"SESSION#{session_id}", lo, hi, limit)
+        return [Message.model_validate(deserialize_item(i)) for i in items]
+
+    def get_session_with_messages(self, session_id: str) -> tuple[Session | None, list[Message]]:
+        session: Session | None = None
+        messages: list[Message] = []
+        items = self._query(
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": f"SESSION#{session_id}"}},
+            ConsistentRead=True,
+        )
+        for item in items:
+            if item["sk"]["S"] == "SESSION":
+                session = Session.model_validate(deserialize_item(item))
+            else:
+                messages.append(Message.model_validate(deserialize_item(item)))
+        return session, messages
+
+    def list_runs(self, interaction_id: str) -> list[Run]:
+        items = self._query_index(f"INTERACTION#{interaction_id}", "RUN#")
+        return [Run.model_validate(deserialize_item(i)) for i in items]
+
+    def list_actions(self, interaction_id: str) -> list[Action]:
+        items = self._query_index(f"INTERACTION#{interaction_id}", "ACTION#")
+        return [Action.model_validate(deserialize_item(i)) for i in items]
+
+    def claim_run(self, run_id: str, claimed_by: str, lease_expires_at: str, now: str) -> Run:
+        e = Expression()
+        condition = e.all(e.eq("status", "running"), e.missing("claimed_by"))
+        claim = {"claimed_by": claimed_by, "lease_expires_at": lease_expires_at, "updated_at": now}
+        update = e.sets({k: serialize(v) for k, v in claim.items()})
+        try:
+            response = self.client.update_item(
+                TableName=self.table_name,
+                Key=run_key(run_id),
+                **e.apply({"UpdateExpression": update, "ConditionExpression": condition}),
+                ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            current = load(Run, cast(Item | None, error.response.get("Item")))
+            if current is None or current.status != "running":
+                raise RunNotRunning("the run is not running") from None
+            raise RunClaimed(current) from None
+        claimed = load(Run, response["Attributes"])
+        assert claimed is not None
+        return claimed
+
+    # frames
+
+    def append_frames(self, run_id: str, frames: Sequence[Mapping[str, Any]], expires_at: int) -> None:
+        requests = [{"PutRequest": {"Item": frame_item(run_id, f, expires_at)}} for f in frames]
+        for start in range(0, len(requests), 25):
+            pending: Any = {self.table_name: requests[start : start + 25]}
+            for attempt in range(MAX_BATCH_ATTEMPTS):
+                left = self.client.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
+                if not left:
+                    break
+                pending = left
+                BATCH_BACKOFF.wait(attempt)
+            else:
+                raise StoreBusy(f"frames of run {run_id} were left unprocessed {MAX_BATCH_ATTEMPTS} times")
+
+    def list_frames(
+        self, run_id: str, *, after_seq: int = -1, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        if (limit is not None and limit <= 0) or after_seq >= MAX_FRAME:
+            return []
+        now = int(time.time())
+        items = self._query_range(f"RUN#{run_id}", frame_sk(after_seq + 1), frame_sk(MAX_FRAME))
+        # TTL deletes lazily: an expired frame may still be read, and is skipped
+        found = [json_frame(i) for i in items if int(i[TTL_ATTRIBUTE]["N"]) > now]
+        return found if limit is None else found[:limit]
+
+    # sessions reserved by a subscriber, and the WebSocket connections of a session
+
+    def reserve_session(self, session: Session) -> Session:
+        try:
+            self.client.put_item(
+                TableName=self.table_name,
+                Item=session_item(session),
+                ConditionExpression="attribute_not_exists(pk)",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            existing = load(Session, cast(Item | None, error.response.get("Item")))
+            if existing is None:  # a server that does not return the old item
+                existing = self.get_session(session.session_id)
+            assert existing is not None
+            return existing
+        return session
+
+    def put_connection(self, connection: Connection) -> None:
+        self.client.put_item(TableName=self.table_name, Item=connection_item(connection))
+
+    def get_connection(self, connection_id: str) -> Connection | None:
+        return load(Connection, self._get(connection_key(connection_id)))
+
+    def delete_connection(self, connection_id: str) -> None:
+        self.client.delete_item(TableName=self.table_name, Key=connection_key(connection_id))
+
+    def list_connections(self, session_id: str) -> list[Connection]:
+        items = self._query_index(f"SESSION#{session_id}", "CONN#")
+        now = int(time.time())
+        # TTL deletes lazily: an expired connection may still be read, and is skipped
+        found = [Connection.model_validate(deserialize_item(i)) for i in items]
+        return [c for c in found if c.expires_at > now]
+
+    # the step
+
+    def commit(self, step: StepWrite) -> list[Message]:
+        """One transaction, sent again (with the counter it found) while it loses to other writers of its
+        session, until it is written, a conflict refuses it, or the bounds are reached (StoreBusy)."""
+        session_exists = step.session_op == "update"
+        expected_seq = step.session.last_seq
+        started = time.monotonic()
+        for attempt in range(self.max_attempts):
+            items, parts = transact_items(step, self.table_name, session_exists, expected_seq)
+            try:
+                token = str(uuid.uuid4())
+                self.client.transact_write_items(TransactItems=cast(Any, items), ClientRequestToken=token)
+            except ClientError as error:
+                if error.response["Error"]["Code"] != "TransactionCanceledException":
+                    raise
+                current = refused(step, parts, error.response.get("CancellationReasons", []))
+                if current is not None:
+                    session_exists, expected_seq = True, current.last_seq
+                if time.monotonic() - started > self.max_seconds:
+                    break
+                STEP_BACKOFF.wait(attempt)
+                continue
+            return numbered(step, expected_seq if session_exists else 0)
+        raise StoreBusy(
+            f"the step was refused for contention {self.max_attempts} times or for {self.max_seconds}s"
+        )
+
+
+def json_frame(item: Item) -> dict[str, Any]:
+    frame: dict[str, Any] = json.loads(item["frame"]["S"])
+    return frame

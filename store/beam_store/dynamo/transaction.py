@@ -1,0 +1,180 @@
+"""A step as one TransactWriteItems, and its CancellationReasons read back as the step's conflict.
+
+Each item is one part of the step (conflicts.Part), in this order, each on its condition:
+
+    resolve   Update ACTION   exists, pending, in the interaction and session
+    outcome   Update ACTION   resolved by this run, no outcome yet
+    open      Update ACTION   missing, or pending in the same interaction (then left as it is)
+    session   Put SESSION     missing                       (a new session)
+              Update SESSION  exists, same owner, last_seq as read (when the step has messages)
+    interaction Put           missing                       (create, held by the run)
+              Update          exists, same session, no run  (acquire)
+              Update          held by this run              (release)
+    run       Put RUN         missing (create) / still running (close)
+    message   Put MSG#<seq>   missing: seqs after the counter, so a writer that lost the counter collides
+    frame     Put FRAME#<n>   none (a frame is written once, whoever writes it)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..conflicts import Part, first_conflict
+from ..errors import StoreConflict
+from ..records import Action, Interaction, Run, Session
+from ..step import StepWrite, numbered
+from .expressions import Expression, put_new, updated
+from .items import (
+    action_attrs,
+    action_gsi1sk,
+    action_key,
+    frame_item,
+    interaction_item,
+    interaction_key,
+    load,
+    message_item,
+    run_item,
+    serialize,
+    serialize_json,
+    session_item,
+    session_key,
+)
+
+RETRYABLE = ("TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded")
+MODELS: dict[str, type[BaseModel]] = {
+    "resolve": Action,
+    "outcome": Action,
+    "open": Action,
+    "session": Session,
+    "interaction": Interaction,
+    "run": Run,
+}
+
+
+def _resolve(action: Action, now: str) -> dict[str, Any]:
+    e = Expression()
+    condition = e.all(
+        e.exists(),
+        e.eq("status", "pending"),
+        e.eq("interaction_id", action.interaction_id),
+        e.eq("session_id", action.session_id),
+    )
+    response = action.response.model_dump(mode="json", exclude_none=True) if action.response else None
+    changes = {
+        "status": serialize(action.status),
+        "response": serialize_json(response),
+        "resolved_run_id": serialize(action.resolved_run_id),
+        "updated_at": serialize(now),
+        "gsi1sk": serialize(action_gsi1sk(action)),
+    }
+    return updated(action_key(action.action_id), changes, condition, e)
+
+
+def _outcome(action: Action, run_id: str, now: str) -> dict[str, Any]:
+    e = Expression()
+    condition = e.all(e.eq("status", "resolved"), e.eq("resolved_run_id", run_id), e.missing("outcome"))
+    outcome = action.outcome.model_dump(mode="json", exclude_none=True) if action.outcome else None
+    changes = {"outcome": serialize_json(outcome), "updated_at": serialize(now)}
+    return updated(action_key(action.action_id), changes, condition, e)
+
+
+def _open(action: Action) -> dict[str, Any]:
+    e = Expression()
+    pending_here = e.all(e.eq("status", "pending"), e.eq("interaction_id", action.interaction_id))
+    condition = e.any(e.missing(), f"({pending_here})")
+    return updated(action_key(action.action_id), action_attrs(action), condition, e, keep_existing=True)
+
+
+def _session(step: StepWrite, exists: bool, expected_seq: int, now: str) -> tuple[str, dict[str, Any]]:
+    count = len(step.messages)
+    if not exists:
+        session = step.session.model_copy(update={"last_seq": count, "updated_at": now})
+        if step.touch_last_active:
+            session = session.model_copy(update={"last_active_at": now})
+        return "Put", put_new(session_item(session))
+    e = Expression()
+    changes = {"updated_at": serialize(now)}
+    if step.touch_last_active:
+        changes["last_active_at"] = serialize(now)
+    conditions = [e.exists(), e.eq("user_id", step.session.user_id)]
+    if count:
+        changes["last_seq"] = serialize(expected_seq + count)
+        conditions.append(e.eq("last_seq", expected_seq))
+    return "Update", updated(session_key(step.session.session_id), changes, e.all(*conditions), e)
+
+
+def _interaction(step: StepWrite, now: str) -> tuple[str, dict[str, Any]]:
+    interaction, run_id = step.interaction, step.run.run_id
+    key = interaction_key(interaction.interaction_id)
+    e = Expression()
+    if step.interaction_op == "create":
+        created = interaction.model_copy(update={"status": "in_progress", "active_run_id": run_id})
+        return "Put", put_new(interaction_item(created))
+    if step.interaction_op == "acquire":
+        changes = {
+            "status": serialize("in_progress"),
+            "active_run_id": serialize(run_id),
+            "updated_at": serialize(now),
+        }
+        condition = e.all(e.exists(), e.eq("session_id", interaction.session_id), e.missing("active_run_id"))
+        return "Update", updated(key, changes, condition, e)
+    condition = e.eq("active_run_id", run_id)
+    release = e.sets({"status": serialize(interaction.status), "updated_at": serialize(now)})
+    update = f"{release} {e.removes('active_run_id')}"
+    return "Update", e.apply({"Key": key, "UpdateExpression": update, "ConditionExpression": condition})
+
+
+def _run(step: StepWrite) -> dict[str, Any]:
+    if step.run_op == "create":
+        return put_new(run_item(step.run))
+    e = Expression()
+    return e.apply({"Item": run_item(step.run), "ConditionExpression": e.eq("status", "running")})
+
+
+def transact_items(
+    step: StepWrite, table: str, session_exists: bool, expected_seq: int
+) -> tuple[list[dict[str, Any]], list[Part]]:
+    """The step's TransactItems and, item for item, the part each writes."""
+    now, run_id = step.run.updated_at, step.run.run_id
+    writes: list[tuple[Part, str, dict[str, Any]]] = [
+        *((("resolve", a.action_id), "Update", _resolve(a, now)) for a in step.resolve_actions),
+        *((("outcome", a.action_id), "Update", _outcome(a, run_id, now)) for a in step.record_outcomes),
+        *((("open", a.action_id), "Update", _open(a)) for a in step.open_actions),
+        (("session", step.session.session_id), *_session(step, session_exists, expected_seq, now)),
+        (("interaction", step.interaction.interaction_id), *_interaction(step, now)),
+        (("run", run_id), "Put", _run(step)),
+        *(
+            (("message", m.message_id), "Put", put_new(message_item(m)))
+            for m in numbered(step, expected_seq if session_exists else 0)
+        ),
+    ]
+    items = [
+        {kind: op | {"TableName": table, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}}
+        for _, kind, op in writes
+    ]
+    expires_at = step.frames_expire_at
+    items += [{"Put": {"TableName": table, "Item": frame_item(run_id, f, expires_at)}} for f in step.frames]
+    parts = [part for part, _, _ in writes] + [("frame", str(f["frame_seq"])) for f in step.frames]
+    return items, parts
+
+
+def refused(step: StepWrite, parts: list[Part], reasons: Sequence[Mapping[str, Any]]) -> Session | None:
+    """Raise the conflict that the cancellation reasons show (conflicts.py: in which order); else the
+    session to send the step again with, where its counter moved (None: send it again as it was)."""
+    found: dict[Part, BaseModel | None] = {}
+    for part, reason in zip(parts, reasons, strict=False):
+        code = reason.get("Code", "None")
+        if code == "ConditionalCheckFailed":
+            model = MODELS.get(part[0])
+            found[part] = load(model, reason.get("Item")) if model is not None else None
+        elif code not in (*RETRYABLE, "None", None):
+            raise StoreConflict(f"{part[0]} write refused: {code} {reason.get('Message', '')}".strip())
+    conflict = first_conflict(step, found, failed=True)
+    if conflict is not None:
+        raise conflict
+    session = found.get(("session", step.session.session_id))
+    assert session is None or isinstance(session, Session)
+    return session
