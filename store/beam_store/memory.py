@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -141,6 +141,19 @@ class InMemoryStore:
                 if c.session_id == session_id and c.expires_at > now
             ]
         return sorted(found, key=lambda c: c.connection_id)
+
+    def records(self) -> list[BaseModel]:
+        """Every session, interaction, run, action and message it holds (copies): what a table scan is to
+        DynamoDB, for tests and debugging."""
+        with self._lock:
+            kinds: list[Iterable[BaseModel]] = [
+                self._sessions.values(),
+                self._interactions.values(),
+                self._runs.values(),
+                self._actions.values(),
+                (m for messages in self._messages.values() for m in messages),
+            ]
+            return [record.model_copy(deep=True) for kind in kinds for record in kind]
 
     def commit(self, step: StepWrite) -> list[Message]:
         with self._lock:

@@ -68,9 +68,7 @@ def server_store(endpoint_url: str) -> DynamoBeamStore:
 def snapshot(store: Any) -> Any:
     """Everything the store holds, to show that a refused request wrote nothing."""
     if isinstance(store, InMemoryStore):
-        with store._lock:
-            parts = (store._sessions, store._interactions, store._runs, store._actions, store._messages)
-            return repr([sorted((k, repr(v)) for k, v in part.items()) for part in parts])
+        return sorted(repr(record) for record in store.records())
     items, start = [], None
     while True:
         page = store.client.scan(

@@ -1,0 +1,35 @@
+"""`append_frames` and `list_frames`: a run's frames kept in order until they expire. Run on every store
+(the `store` fixture of tests/conftest.py)."""
+
+from __future__ import annotations
+
+import time
+
+from beam_store import (
+    BeamStore,
+)
+
+from tests.support.contract import sid
+
+
+def test_frames_are_kept_in_order_and_read_after_a_cursor(store: BeamStore) -> None:
+    run_id = sid()
+    later = int(time.time()) + 3600
+    frames = [
+        {"type": "text_delta", "run_id": run_id, "frame_seq": n, "text": f"é{n}", "x": 0.5} for n in range(30)
+    ]
+    store.append_frames(run_id, frames[:27], later)
+    store.append_frames(run_id, frames[27:], later)
+    store.append_frames(run_id, frames[5:6], later)  # a frame written twice is kept once
+    assert store.list_frames(run_id) == frames
+    assert [f["frame_seq"] for f in store.list_frames(run_id, after_seq=26)] == [27, 28, 29]
+    assert [f["frame_seq"] for f in store.list_frames(run_id, after_seq=3, limit=2)] == [4, 5]
+    assert store.list_frames(run_id, after_seq=29) == []
+    assert store.list_frames(sid()) == []
+    assert store.get_run(run_id) is None  # frames are not a run
+
+
+def test_expired_frames_are_not_read(store: BeamStore) -> None:
+    run_id = sid()
+    store.append_frames(run_id, [{"type": "done", "frame_seq": 0}], int(time.time()) - 1)
+    assert store.list_frames(run_id) == []
