@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from beam_store.records import ErrorInfo, TextPart, ToolCallPart, ToolOutcome, ToolResultPart, new_id
 
@@ -78,27 +78,7 @@ class ToolAgentRunner:
             add(NewMessage(role="ai", content=[*text, *calls]))
             if not calls:
                 return AgentResult(content=text, messages=produced, tool_outcomes=outcomes, usage=usage)
-            asks: list[ActionRequest] = []
-            for call in calls:
-                tool = self.tools.get(call.name)
-                confirm = tool is not None and tool.confirm_required
-                emit(
-                    ToolCallFrame(
-                        tool_call_id=call.tool_call_id,
-                        name=call.name,
-                        args=call.args,
-                        confirm_required=confirm,
-                    )
-                )
-                if confirm:
-                    asks.append(ActionRequest(action_id=call.tool_call_id, tool=call.name, args=call.args))
-                else:
-                    add(
-                        NewMessage(
-                            role="tool",
-                            content=[self._execute(call.tool_call_id, call.name, call.args, emit)],
-                        )
-                    )
+            asks = self._call_tools(calls, emit, add)
             if asks:
                 return AgentResult(
                     interrupted=True,
@@ -109,6 +89,29 @@ class ToolAgentRunner:
                     usage=usage,
                 )
         raise BeamError("BEM-041", f"the agent took more than {self.max_turns} model turns")
+
+    def _call_tools(
+        self, calls: Sequence[ToolCallPart], emit: Emit, add: Callable[[NewMessage], None]
+    ) -> list[ActionRequest]:
+        """Run the calls that need no approval (their results added); the others are asked for."""
+        asks: list[ActionRequest] = []
+        for call in calls:
+            tool = self.tools.get(call.name)
+            confirm = tool is not None and tool.confirm_required
+            emit(
+                ToolCallFrame(
+                    tool_call_id=call.tool_call_id,
+                    name=call.name,
+                    args=call.args,
+                    confirm_required=confirm,
+                )
+            )
+            if confirm:
+                asks.append(ActionRequest(action_id=call.tool_call_id, tool=call.name, args=call.args))
+            else:
+                part = self._execute(call.tool_call_id, call.name, call.args, emit)
+                add(NewMessage(role="tool", content=[part]))
+        return asks
 
     def _execute(self, call_id: str, name: str, args: dict[str, object], emit: Emit) -> ToolResultPart:
         tool = self.tools.get(name)
