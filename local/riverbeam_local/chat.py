@@ -11,7 +11,7 @@ import signal
 import sys
 import termios
 import uuid
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from typing import Any
 
 from prompt_toolkit import PromptSession
@@ -124,32 +124,40 @@ class Chat:
             await self.subscription.close()
 
     async def turn(self, text: str) -> None:
-        """One line typed: invoke, show the run, and answer its approvals until the agent is done."""
+        """One line typed: invoke, show the run, and answer its approvals until the agent is done. Ctrl-C
+        while the agent works stops waiting for it (the run goes on on the server)."""
         try:
-            ack = await asyncio.to_thread(self.api.invoke, text, session_id=self.session_id, agent=self.agent)
-            result = await self.show_run(ack["run_id"])
+            result = await self.interruptible(self._invoke(text))
             while result and result.get("interrupted") and result.get("action_required"):
                 responses = await self.answer(result["action_required"])
                 if responses is None:
                     return
-                ack = await asyncio.to_thread(self.api.resume, result, responses)
-                result = await self.show_run(ack["run_id"])
+                result = await self.interruptible(self._resume(result, responses))
         except ClientError as error:
             self.view.line("error", error.line())
 
-    async def show_run(self, run_id: str) -> Json | None:
-        """The run's frames as they come; its Result, or None when Ctrl-C stopped following it."""
-        task = asyncio.create_task(self._frames(run_id))
+    async def interruptible(self, work: Coroutine[Any, Any, Json]) -> Json | None:
+        """`work`'s Result, or None when Ctrl-C stopped it (no prompt is open meanwhile)."""
+        task = asyncio.create_task(work)
         with _sigint_cancels(task):
             try:
                 return await task
             except asyncio.CancelledError:
                 if not task.cancelled():
                     raise
-                self.view.line("note", f"stopped following run {run_id} (it goes on on the server)")
+                self.view.line("note", "stopped waiting (the run goes on on the server)")
                 return None
 
+    async def _invoke(self, text: str) -> Json:
+        ack = await asyncio.to_thread(self.api.invoke, text, session_id=self.session_id, agent=self.agent)
+        return await self._frames(ack["run_id"])
+
+    async def _resume(self, result: Json, responses: list[Json]) -> Json:
+        ack = await asyncio.to_thread(self.api.resume, result, responses)
+        return await self._frames(ack["run_id"])
+
     async def _frames(self, run_id: str) -> Json:
+        """The run's frames as they come; its Result."""
         result: Json = {}
         async for frame in self.subscription.follow(run_id):
             self.view.frame(frame, self.agent)

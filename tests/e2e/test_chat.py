@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pexpect
 import pytest
@@ -79,12 +80,15 @@ class Chat:
         if self.term.isalive():
             self.term.close(force=True)
 
+    def messages(self) -> list[dict[str, Any]]:
+        status, page = http(self.url, "GET", f"/sessions/{self.session_id}/messages?user_id={self.user}")
+        assert status == 200, page
+        return page["messages"]  # type: ignore[no-any-return]
+
     def action(self, asked_by: str) -> dict[str, object]:
         """The action asked for in the run of the message `asked_by` (read over HTTP, as any client may)."""
         query = f"?user_id={self.user}"
-        status, page = http(self.url, "GET", f"/sessions/{self.session_id}/messages{query}")
-        assert status == 200, page
-        (run_id,) = [m["run_id"] for m in page["messages"] if m["content"][0].get("text") == asked_by]
+        (run_id,) = [m["run_id"] for m in self.messages() if m["content"][0].get("text") == asked_by]
         status, frames = http(self.url, "GET", f"/runs/{run_id}/frames{query}")
         (action,) = frames["frames"][-1]["result"]["action_required"]
         status, stored = http(self.url, "GET", f"/actions/{action['action_id']}{query}")
@@ -171,6 +175,32 @@ def test_keys_typed_while_the_agent_works_do_not_answer_the_question(dev: DevPro
     chat.expect(PROMPT)
     assert chat.action("Push docs/update")["status"] == "cancelled"
     assert chat.leave() == 0
+
+
+def test_ctrl_c_while_the_agent_works_stops_waiting_not_the_chat(dev: DevProcess, chat: Chat) -> None:
+    os.kill(dev.process.pid, signal.SIGSTOP)  # held: the invoke waits for its answer
+    try:
+        chat.say("Hello")
+        chat.expect(re.escape("\x1b[?2004l"))  # the prompt is closed
+        time.sleep(0.5)
+        chat.term.sendcontrol("c")
+        chat.see("note     stopped waiting (the run goes on on the server)")
+        chat.expect(PROMPT)
+    finally:
+        os.kill(dev.process.pid, signal.SIGCONT)
+    # the run left behind goes on: its answer is stored, though no longer shown
+    deadline = time.monotonic() + TIMEOUT_SECONDS
+    while [m["role"] for m in chat.messages()] != ["human", "ai"]:
+        assert time.monotonic() < deadline, chat.messages()
+        time.sleep(0.2)
+    chat.say("Push main")
+    chat.question("git_push", '{"ref": "main"}')
+    chat.say("n")
+    chat.say("")
+    chat.see("rejected git_push")
+    chat.expect(PROMPT)
+    assert chat.leave() == 0
+    assert "Traceback" not in (chat.term.before or "")
 
 
 def test_ctrl_c_clears_the_line_then_leaves_and_ctrl_d_leaves(dev: DevProcess) -> None:
