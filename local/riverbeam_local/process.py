@@ -93,7 +93,11 @@ def start(
     threading.Thread(target=_pump, args=(process.stdout, dev.stdout, ready), daemon=True).start()
     threading.Thread(target=_pump, args=(process.stderr, dev.stderr, None), daemon=True).start()
     deadline = time.monotonic() + timeout
-    ready.wait(timeout)
+    try:
+        ready.wait(timeout)
+    except BaseException:  # interrupted while it starts: leave no stack behind
+        dev.stop()
+        raise
     if not any(line.startswith("Ready") for line in dev.stdout):
         code = process.poll()
         if code is None:
