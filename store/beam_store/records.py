@@ -91,6 +91,20 @@ class Interaction(WireModel):
     updated_at: str
 
 
+class TokenUsage(WireModel):
+    """Tokens a model call used, as the provider counts them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            **{name: getattr(self, name) + getattr(other, name) for name in TokenUsage.model_fields}
+        )
+
+
 class Run(WireModel):
     run_id: str
     session_id: str
@@ -105,6 +119,8 @@ class Run(WireModel):
     created_at: str
     updated_at: str
     ended_at: str | None = None
+    # the tokens the run's model calls used, where the model counts them
+    usage: TokenUsage | None = None
 
 
 class Message(WireModel):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from beam_store import BeamStore, InMemoryStore
+from beam_store import BeamStore, InMemoryStore, TokenUsage
 from riverbeam import AgentResult, BeamError, BedrockConverseModel, RiverBeam, ToolAgentRunner, tool
 
 from tests.support.agents import FrameLog, PushCounter, invoke_body, resume_body
@@ -44,6 +44,8 @@ def test_a_plain_streamed_answer() -> None:
     result = beam.invoke(invoke_body(text="Hello"), on_frame=frames)
     assert isinstance(result, AgentResult) and not result.interrupted
     assert result.text() == "Hello, I can push branches." == text_of(frames)
+    run = beam.store.get_run(result.run_id or "")
+    assert run is not None and run.usage == TokenUsage(input_tokens=12, output_tokens=5)
     (request,) = bedrock.requests
     assert request["modelId"] == MODEL
     assert request["messages"] == [{"role": "user", "content": [{"text": "Hello"}]}]
@@ -87,6 +89,8 @@ def test_a_tool_call_waits_for_approval_and_a_new_process_sends_its_result(store
             }
         }
     ]
+    resumed_run = store.list_runs(result.interaction_id or "")[-1]
+    assert resumed_run.usage == TokenUsage(input_tokens=12, output_tokens=5)  # kept by every store
     last = store.list_messages(result.session_id or "")[-1]
     assert last.role == "ai" and last.content[0].text == "Pushed docs/update."  # type: ignore[union-attr]
 

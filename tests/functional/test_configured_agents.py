@@ -41,7 +41,9 @@ def invoke(agent: str, text: str) -> dict[str, Any]:
     }
 
 
-def test_configured_agents_run_on_bedrock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_configured_agents_run_on_bedrock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     bedrock = Bedrock()
     bedrock.answer(text_events("Hello from ", "Bedrock."))
     # the model's own client, made on first use in the deployment, is the stubbed one here
@@ -50,6 +52,9 @@ def test_configured_agents_run_on_bedrock(tmp_path: Path, monkeypatch: pytest.Mo
         answer = stack.call("invoke", http_event("invoke/http", body=invoke("author", "Hello")))
     assert answer["statusCode"] == 200, answer["body"]
     assert json.loads(answer["body"])["content"] == [{"type": "text", "text": "Hello from Bedrock."}]
+    metrics = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
+    emitted = {k: v for m in metrics for k, v in m.items() if k.endswith("Tokens")}
+    assert emitted["InputTokens"] == [12.0] and emitted["OutputTokens"] == [5.0], metrics
     (request,) = bedrock.requests
     assert request["modelId"] == MODEL and request["system"] == [{"text": "You push branches, briefly."}]
     assert {t["toolSpec"]["name"] for t in request["toolConfig"]["tools"]} == {"git_push", "list_files"}

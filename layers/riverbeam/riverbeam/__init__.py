@@ -2,6 +2,8 @@
 
 from typing import TYPE_CHECKING, Any
 
+from beam_store.records import TokenUsage
+
 from .agents import AgentInput, AgentRunner, Emit, ResolvedAction, RunnerFailure, agent_id_for
 from .errors import CATALOGUE, BeamError, ToolError
 from .llm import AuthorOfflineModel, ChatModel, ModelTurn, ScriptedModel, ToolCall
@@ -20,7 +22,6 @@ from .models import (
     RunStartedFrame,
     StreamAck,
     TextDeltaFrame,
-    TokenUsage,
     ToolCallFrame,
     ToolResultFrame,
 )

@@ -6,10 +6,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from beam_store.records import TextPart, ToolCallPart, ToolResultPart
+from beam_store.records import TextPart, TokenUsage, ToolCallPart, ToolResultPart
 from pydantic import BaseModel, Field
 
-from .models import NewMessage, TokenUsage
+from .models import NewMessage
 from .tools import Tool
 
 OnText = Callable[[str], None]

@@ -5,7 +5,15 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any, Literal
 
-from beam_store.records import ContentPart, ErrorInfo, MessageRole, MessageType, TextPart, ToolOutcome
+from beam_store.records import (
+    ContentPart,
+    ErrorInfo,
+    MessageRole,
+    MessageType,
+    TextPart,
+    TokenUsage,
+    ToolOutcome,
+)
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer
 
 UuidStr = Annotated[uuid.UUID, PlainSerializer(str, return_type=str)]
@@ -97,20 +105,6 @@ class NewMessage(BaseModel):
     role: MessageRole
     content: list[ContentPart]
     type: MessageType = "message"
-
-
-class TokenUsage(BaseModel):
-    """Tokens a model call used, as the provider counts them."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-
-    def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(
-            **{name: getattr(self, name) + getattr(other, name) for name in TokenUsage.model_fields}
-        )
 
 
 class AgentResult(BaseModel):

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from beam_store.records import ErrorInfo, TextPart, ToolCallPart, ToolOutcome, ToolResultPart, new_id
+from beam_store.records import (
+    ErrorInfo,
+    TextPart,
+    TokenUsage,
+    ToolCallPart,
+    ToolOutcome,
+    ToolResultPart,
+    new_id,
+)
 
 from .agents import AgentInput, Emit, RunnerFailure
 from .errors import BeamError, ToolError
@@ -15,7 +23,6 @@ from .models import (
     ErrorFrame,
     NewMessage,
     TextDeltaFrame,
-    TokenUsage,
     ToolCallFrame,
     ToolResultFrame,
 )

@@ -37,7 +37,7 @@ TTL_ATTRIBUTE = "expires_at"
 MAX_SEQ = 10**12 - 1
 MAX_FRAME = 10**8 - 1
 # record fields whose values are JSON of any shape, each stored as a string of compact JSON
-JSON_ATTRIBUTES = frozenset({"content", "args", "outcome", "response", "error"})
+JSON_ATTRIBUTES = frozenset({"content", "args", "outcome", "response", "error", "usage"})
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()

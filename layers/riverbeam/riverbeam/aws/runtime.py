@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics, Tracer
-from beam_store import DynamoBeamStore
+from aws_lambda_powertools.metrics import MetricUnit
+from beam_store import DynamoBeamStore, TokenUsage
 
 from ..agents_builtin import author_agent
 from ..llm import AuthorOfflineModel
@@ -77,6 +78,19 @@ def beam() -> RiverBeam:
         register: Any = getattr(importlib.import_module(module), name or "register")
         register(riverbeam)
     return riverbeam
+
+
+def record_usage(usage: TokenUsage | None) -> None:
+    """The tokens a run's model calls used, as metrics (a model that counts none sends none)."""
+    if usage is None:
+        return
+    for name, value in (
+        ("InputTokens", usage.input_tokens),
+        ("OutputTokens", usage.output_tokens),
+        ("CacheReadTokens", usage.cache_read_tokens),
+        ("CacheWriteTokens", usage.cache_write_tokens),
+    ):
+        metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
 
 
 def reset() -> None:

@@ -62,6 +62,7 @@ def invoke(raw_body: Any, caller_of: CallerOf, *, force_stream: bool = False) ->
     result = beam.invoke(request)
     assert isinstance(result, AgentResult)
     runtime.metrics.add_metric(name="InvokeCompleted", unit=MetricUnit.Count, value=1)
+    runtime.record_usage(result.usage)
     return 200, result
 
 

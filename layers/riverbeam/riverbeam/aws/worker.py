@@ -40,7 +40,7 @@ def handle_record(record: SQSRecord, context: LambdaContext | None, pusher: WebS
             session_id=job.session_id, interaction_id=job.interaction_id, run_id=job.run_id
         )
         remaining = context.get_remaining_time_in_millis() / 1000 if context is not None else 900
-        beam.run_job(
+        result = beam.run_job(
             job,
             worker_id=getattr(context, "aws_request_id", None),
             lease_seconds=int(remaining) + LEASE_MARGIN_SECONDS,
@@ -54,6 +54,8 @@ def handle_record(record: SQSRecord, context: LambdaContext | None, pusher: WebS
         runtime.metrics.add_metric(name="MessagesFailed", unit=MetricUnit.Count, value=1)
         raise
     runtime.metrics.add_metric(name="JobsRun", unit=MetricUnit.Count, value=1)
+    if result is not None:
+        runtime.record_usage(result.usage)
 
 
 def lambda_record(message: dict[str, Any], queue_arn: str) -> dict[str, Any]:

@@ -8,9 +8,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from beam_store.records import TokenUsage
+
 from ..errors import BeamError
 from ..llm import ToolCall
-from ..models import TokenUsage
 
 
 @dataclass

@@ -184,7 +184,13 @@ def close(
         run_status = "interrupted" if result.interrupted else "completed"
         interaction_status = "in_progress" if result.interrupted else "completed"
     closed = step.run.model_copy(
-        update={"status": run_status, "error": error, "updated_at": now, "ended_at": now}
+        update={
+            "status": run_status,
+            "error": error,
+            "updated_at": now,
+            "ended_at": now,
+            "usage": result.usage,
+        }
     )
     outcomes = _ran(step, result)
     commit(
