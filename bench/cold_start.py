@@ -1,87 +1,250 @@
-"""Cold start of each Lambda handler beside a bare `import boto3` plus one client, measured side by side.
+"""Cold start of each Lambda handler on the layers as they ship, beside the floor (`import boto3` + a client).
 
-    python bench/cold_start.py [--rounds N]
+    python bench/cold_start.py [--rounds N] [--python PATH] [--without-bytecode]
 
-Each sample is a fresh interpreter (a cold container) that times, from its first line: importing the
-handler module (functions/<name>/app.py with the layer's packages) and its init (the RiverBeam with its
-DynamoDB store, the queue and management API clients). The baseline interpreter times `import boto3` and
-`boto3.client("dynamodb")`. Samples are interleaved (baseline, each handler, again) so that the machine's
-noise falls on all of them alike; the figures are medians, the ratio is handler / baseline.
+The layers are built by scripts/build_layer.py, as `sam build` builds them (wheels for the runtime's Python
+and platform, byte code compiled by the runtime's interpreter), into a scratch directory laid out as Lambda
+lays out a function: the layers merged in the order the template lists them (/opt/python), the function's
+own folder (/var/task, app.py without byte code, as SAM ships it) and the runtime's boto3 (copied from this
+environment and compiled, as the runtime image has it). That tree is made read-only and every sample runs
+with PYTHONDONTWRITEBYTECODE=1, so that, as on Lambda's read-only /opt, nothing compiled is ever kept (as
+root, the mode bits alone would not stop a write).
+
+Each sample is a fresh interpreter (a cold container), the runtime's (python3.12 from pyenv or PATH; without
+one, this interpreter and a layer built for it, which the output says), started with -S and the Lambda
+environment (LAMBDA_TASK_ROOT: Powertools' tracer is on, as deployed). It times, from its first line,
+`import app` and the init the handlers do at their first request (the RiverBeam with its DynamoDB store, the
+queue and management API clients), and counts the modules it compiled from source (app.py is one): a layer
+whose byte code Python uses compiles no other. The floor times `import boto3` and `boto3.client("dynamodb")`.
+Samples are interleaved (floor, each handler, again) after one unmeasured round, so that the machine's noise
+falls on all alike; the figures are medians, the ratio is handler / floor (the goal: at most 1.5). The
+layers' sizes are their zips' (deflated, as SAM uploads them; boto3 is not in them), the goal 5 MB for the
+layer every function has.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import io
 import os
+import shutil
+import stat
 import statistics
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-HANDLERS = ("invoke", "resume", "records", "connections", "worker")
+sys.path.insert(0, str(ROOT / "scripts"))
 
-BASELINE = """
+import build_layer  # noqa: E402
+
+HANDLERS = ("invoke", "resume", "records", "connections", "worker")
+# the template's layers: every function has RiverbeamLayer, ConnectionsFunction also TokensLayer
+FUNCTION_LAYERS = {
+    name: ("riverbeam", "tokens") if name == "connections" else ("riverbeam",) for name in HANDLERS
+}
+# what the python3.12 runtime has beside the standard library
+RUNTIME_PACKAGES = ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "urllib3", "six")
+LAYER_GOAL_MB = 5.0
+RATIO_GOAL = 1.5
+FLOOR = "boto3 + 1 client"
+
+# counts the modules compiled from source (a pyc Python uses is never compiled), then the timed part
+PRELUDE = """
 import time
 started = time.perf_counter()
+import _frozen_importlib_external as _bootstrap
+compiled = []
+_to_code = _bootstrap.SourceLoader.source_to_code
+def _counting(self, data, path, *args, **kwargs):
+    compiled.append(path)
+    return _to_code(self, data, path, *args, **kwargs)
+_bootstrap.SourceLoader.source_to_code = _counting
+"""
+FLOOR_CODE = (
+    PRELUDE
+    + """
 import boto3
 boto3.client("dynamodb")
-print(time.perf_counter() - started)
+print(time.perf_counter() - started, len(compiled))
 """
-
-HANDLER = """
-import time
-started = time.perf_counter()
-import importlib.util
-spec = importlib.util.spec_from_file_location("app", {path!r})
-module = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(module)
+)
+HANDLER_CODE = (
+    PRELUDE
+    + """
+import app
 from riverbeam.aws import runtime
 runtime.beam(); runtime.sqs(); runtime.management_api()
-print(time.perf_counter() - started)
+print(time.perf_counter() - started, len(compiled))
 """
+)
 
 
-def sample(code: str, env: dict[str, str]) -> float:
-    done = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=True
+def zipped_size(root: Path) -> int:
+    """Bytes of the layer's zip, deflated as SAM zips it."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(root))
+    return buffer.tell()
+
+
+def build(target: Path, layer: str, current_interpreter: bool, bytecode: bool) -> None:
+    command = [sys.executable, str(ROOT / "scripts" / "build_layer.py"), str(target), "--layer", layer]
+    command += ["--current-interpreter"] * current_interpreter + ["--no-bytecode"] * (not bytecode)
+    subprocess.run(command, check=True, capture_output=True, timeout=1200)
+
+
+def runtime_packages(target: Path, interpreter: str) -> None:
+    """The runtime's boto3 and what it needs, from this environment, compiled as the runtime image has it."""
+    for name in RUNTIME_PACKAGES:
+        source = Path(importlib.import_module(name).__file__ or "")
+        if source.name == "__init__.py":
+            shutil.copytree(source.parent, target / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(source, target / source.name)
+    subprocess.run(
+        [interpreter, "-m", "compileall", "-q", "-j", "0", str(target)], check=True, capture_output=True
     )
-    return float(done.stdout.strip().splitlines()[-1])
+
+
+def read_only(root: Path) -> None:
+    for path in root.rglob("*"):
+        mode = path.lstat().st_mode
+        if not stat.S_ISLNK(mode):
+            path.chmod(mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+
+
+def writable(root: Path) -> None:
+    for path in [root, *root.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(path.lstat().st_mode | stat.S_IWUSR)
+
+
+def sample(interpreter: str, code: str, env: dict[str, str]) -> tuple[float, int]:
+    done = subprocess.run(
+        [interpreter, "-S", "-c", code], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"cold_start: a sample failed:\n{done.stderr[-3000:]}")
+    seconds, compiled = done.stdout.strip().splitlines()[-1].split()
+    return float(seconds), int(compiled)
+
+
+def environment(scratch: Path, name: str, paths: list[Path]) -> dict[str, str]:
+    """Lambda's environment for function `name` (the template's variables, fake credentials)."""
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": os.pathsep.join(map(str, paths)),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "LANG": "C.UTF-8",
+        "TZ": ":UTC",
+        "LAMBDA_TASK_ROOT": str(paths[0]),
+        "AWS_LAMBDA_FUNCTION_NAME": f"riverbeam-{name}",
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512",
+        "AWS_EXECUTION_ENV": "AWS_Lambda_python3.12",
+        "AWS_ACCESS_KEY_ID": "bench",
+        "AWS_SECRET_ACCESS_KEY": "bench",
+        "AWS_SESSION_TOKEN": "bench",
+        "AWS_REGION": "us-east-1",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "TABLE_NAME": "riverbeam-bench",
+        "QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/riverbeam-bench.fifo",
+        "AUTH_MODE": "jwt",
+        "JWT_ISSUER": "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_bench",
+        "JWT_AUDIENCE": "bench",
+        "WEBSOCKET_ENDPOINT": "https://example.execute-api.us-east-1.amazonaws.com/v1",
+        "FRAME_TTL_SECONDS": "86400",
+        "POWERTOOLS_SERVICE_NAME": "riverbeam",
+        "POWERTOOLS_METRICS_NAMESPACE": "Riverbeam",
+        "POWERTOOLS_LOG_LEVEL": "INFO",
+        "RIVERBEAM_AGENTS_FILE": str(scratch / "opt" / "agents.yaml"),
+        "RIVERBEAM_MODEL": "bedrock",
+        "RIVERBEAM_DATA_DIR": str(scratch / "tmp"),
+    }
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=(__doc__ or "").splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--python", help="the runtime's interpreter (default: python3.12 from pyenv or PATH)")
+    parser.add_argument(
+        "--without-bytecode",
+        action="store_true",
+        help="ship the layers as sources only (as before byte code)",
+    )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="riverbeam-bench-") as data_dir:
-        env = dict(
-            os.environ,
-            AWS_ACCESS_KEY_ID="bench",
-            AWS_SECRET_ACCESS_KEY="bench",
-            AWS_DEFAULT_REGION="us-east-1",
-            TABLE_NAME="riverbeam-bench",
-            QUEUE_URL="https://sqs.us-east-1.amazonaws.com/123456789012/riverbeam-bench.fifo",
-            WEBSOCKET_ENDPOINT="https://example.execute-api.us-east-1.amazonaws.com/v1",
-            RIVERBEAM_DATA_DIR=data_dir,
-            POWERTOOLS_SERVICE_NAME="riverbeam",
-            POWERTOOLS_METRICS_NAMESPACE="Riverbeam",
-        )
-        codes = {"boto3 + 1 client": BASELINE} | {
-            name: HANDLER.format(path=str(ROOT / "functions" / name / "app.py")) for name in HANDLERS
+    interpreter = args.python or build_layer.runtime_interpreter(build_layer.parse_args(["unused"]))
+    current = interpreter is None
+    if interpreter is None:
+        interpreter = sys.executable
+        print(f"cold_start: no Python 3.12 found; measuring with {interpreter} and layers built for it")
+    version = subprocess.run(
+        [interpreter, "-c", "import platform; print(platform.python_version())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    with tempfile.TemporaryDirectory(prefix="riverbeam-cold-") as scratch_name:
+        scratch = Path(scratch_name)
+        sizes: dict[str, int] = {}
+        for layer in ("riverbeam", "tokens"):
+            build(scratch / "layers" / layer, layer, current, not args.without_bytecode)
+            sizes[layer] = zipped_size(scratch / "layers" / layer)
+        runtime_packages(scratch / "runtime", interpreter)
+        trees: dict[str, list[Path]] = {}
+        for name in HANDLERS:
+            # Lambda extracts a function's layers into /opt in the template's order
+            opt = scratch / f"opt-{name}"
+            for layer in FUNCTION_LAYERS[name]:
+                shutil.copytree(scratch / "layers" / layer, opt, dirs_exist_ok=True)
+            task = scratch / f"task-{name}"
+            shutil.copytree(ROOT / "functions" / name, task, ignore=shutil.ignore_patterns("__pycache__"))
+            trees[name] = [task, opt / "python", scratch / "runtime"]
+        shutil.copytree(scratch / "layers" / "riverbeam", scratch / "opt", dirs_exist_ok=True)
+        (scratch / "tmp").mkdir()
+        codes = {FLOOR: (FLOOR_CODE, environment(scratch, "floor", [scratch / "runtime"]))} | {
+            name: (HANDLER_CODE, environment(scratch, name, trees[name])) for name in HANDLERS
         }
-        for code in codes.values():  # once unmeasured: bytecode compiled, the work tree made
-            sample(code, env)
-        times: dict[str, list[float]] = {name: [] for name in codes}
-        for _ in range(args.rounds):
-            for name, code in codes.items():
-                times[name].append(sample(code, env))
-    baseline = statistics.median(times["boto3 + 1 client"])
-    print(f"cold start, median of {args.rounds} fresh interpreters each (Python {sys.version.split()[0]})")
-    print(f"{'':<18}{'ms':>8}{'x boto3':>10}")
+        read_only(scratch / "runtime")
+        for name in HANDLERS:
+            read_only(trees[name][0])
+            read_only(trees[name][1].parent)
+        try:
+            for code, env in codes.values():  # once unmeasured: the OS's file cache
+                sample(interpreter, code, env)
+            times: dict[str, list[float]] = {name: [] for name in codes}
+            compiled: dict[str, int] = {}
+            for _ in range(args.rounds):
+                for name, (code, env) in codes.items():
+                    seconds, compiled[name] = sample(interpreter, code, env)
+                    times[name].append(seconds)
+        finally:
+            writable(scratch)
+
+    floor = statistics.median(times[FLOOR])
+    load = os.getloadavg()[0]
+    built = "sources only" if args.without_bytecode else "with byte code"
+    print(
+        f"cold start on the layers as they ship ({built}), median of {args.rounds} fresh interpreters each,"
+        f" interleaved; Python {version} ({interpreter}), {os.cpu_count()} cores, load {load:.2f}"
+    )
+    print(f"{'':<18}{'ms':>8}{'x floor':>10}{'compiled':>10}   (goal: <= {RATIO_GOAL} x floor)")
     for name, samples in times.items():
         median = statistics.median(samples)
-        print(f"{name:<18}{median * 1000:>8.1f}{median / baseline:>10.2f}")
+        print(f"{name:<18}{median * 1000:>8.1f}{median / floor:>10.2f}{compiled[name]:>10}")
+    print("compiled: modules compiled from source in a sample (app.py, which SAM ships as source, is one)")
+    for layer, size in sizes.items():
+        users = ", ".join(n for n in HANDLERS if layer in FUNCTION_LAYERS[n])
+        goal = f" (goal: <= {LAYER_GOAL_MB:.0f} MB)" if layer == "riverbeam" else ""
+        print(f"layer {layer:<10} {size / 1e6:6.2f} MB zipped{goal}, boto3 excluded; functions: {users}")
     return 0
 
 

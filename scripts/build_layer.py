@@ -1,12 +1,30 @@
-"""Build the Riverbeam Lambda layer into TARGET/python/: the packages `riverbeam` (layers/riverbeam/riverbeam)
-and `beam_store` (store/beam_store), and the dependencies of layers/riverbeam/requirements.txt but boto3 and
-botocore, which the Lambda runtime has (with what only they need: urllib3, python-dateutil, s3transfer...).
+"""Build one of Riverbeam's Lambda layers into TARGET/python/.
 
-sam build runs this through layers/riverbeam/Makefile (`build-RiverbeamLayer`) with TARGET=$(ARTIFACTS_DIR).
+--layer riverbeam (the default): the packages `riverbeam` (layers/riverbeam/riverbeam) and `beam_store`
+(store/beam_store), and the dependencies of layers/riverbeam/requirements.txt but boto3 and botocore, which
+the Lambda runtime has (with what only they need: urllib3, python-dateutil, s3transfer...); agents.yaml at
+TARGET.
+--layer tokens: the dependencies of layers/tokens/requirements.txt (PyJWT and `cryptography`), for the one
+function that verifies tokens ($connect); every other function goes without them.
+
+sam build runs this through each layer's Makefile (layers/<name>/Makefile) with TARGET=$(ARTIFACTS_DIR).
 By default the dependencies are wheels for the Lambda runtime (CPython 3.12, manylinux x86_64), whatever
 interpreter runs this; --current-interpreter installs them for the running interpreter instead (tests put
 TARGET/python on sys.path as Lambda does). Needs pip (`python -m pip`); the repository is found from this
 file's path, not from the working directory.
+
+Byte code: Lambda mounts a layer read-only at /opt, so Python cannot cache what it compiles there and a layer
+without byte code is compiled again on every cold start. The layer therefore ships byte code compiled by the
+runtime's interpreter (python3.12 from pyenv or PATH; the running one with --current-interpreter), as
+unchecked-hash pycs, which Python loads without comparing them with their sources (whose mtimes a zip and
+Lambda's extraction need not keep):
+- the layer's own packages (riverbeam, beam_store) keep their sources, with `__pycache__/*.cpython-312.pyc`;
+- the dependencies ship each module as its byte code alone (`module.pyc` in place of `module.py`, which
+  Python imports as it would the source): their sources would take the layer over its 5 MB (zipped) goal,
+  and cost only the source lines in a traceback through them (--keep-sources keeps them, for debugging);
+- NO_BYTECODE's modules, which no handler imports, keep their sources and no byte code.
+Without that interpreter the layer ships sources only, and says so. The layer also leaves out files no
+Riverbeam code path reads (LEFT_OUT), and strips debug sections from shared libraries.
 """
 
 from __future__ import annotations
@@ -15,11 +33,14 @@ import argparse
 import csv
 import email.message
 import email.parser
+import os
+import platform
 import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 try:
@@ -28,15 +49,64 @@ except ImportError:  # an interpreter without `packaging` still has pip's copy o
     from pip._vendor.packaging.requirements import Requirement  # type: ignore[assignment]
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = {
-    "riverbeam": ROOT / "layers" / "riverbeam" / "riverbeam",
-    "beam_store": ROOT / "store" / "beam_store",
+
+
+@dataclass(frozen=True)
+class Layer:
+    requirements: Path
+    # the project's own packages, copied from the source tree
+    packages: Mapping[str, Path] = field(default_factory=dict)
+    # the deployment's agents, at the layer's root: /opt/agents.yaml once Lambda mounts it
+    agents_file: Path | None = None
+
+
+LAYERS = {
+    "riverbeam": Layer(
+        requirements=ROOT / "layers" / "riverbeam" / "requirements.txt",
+        packages={
+            "riverbeam": ROOT / "layers" / "riverbeam" / "riverbeam",
+            "beam_store": ROOT / "store" / "beam_store",
+        },
+        agents_file=ROOT / "agents.yaml",
+    ),
+    "tokens": Layer(requirements=ROOT / "layers" / "tokens" / "requirements.txt"),
 }
-REQUIREMENTS = ROOT / "layers" / "riverbeam" / "requirements.txt"
-AGENTS_FILE = ROOT / "agents.yaml"
 # in the Lambda runtime already; whatever only they pull in is left out too
 RUNTIME_PROVIDED = frozenset({"boto3", "botocore"})
 DEFAULT_PLATFORM = "manylinux2014_x86_64"
+# What the installed distributions carry that no Riverbeam code path loads: left out of the layer (globs
+# under python/). Removing more than this (unused Powertools utilities, say) would reach into what a later
+# change may start to use; these are files that only an unused option or a type checker reads.
+LEFT_OUT = (
+    # PyYAML's libyaml binding (2.8 MB unzipped): riverbeam reads agents.yaml with yaml.safe_load, the pure
+    # Python loader; without the binding yaml.__with_libyaml__ is False and `import yaml` loads no library
+    "_yaml",
+    "yaml/_yaml.*",
+    # Powertools' Swagger UI, served only by the resolver's enable_swagger(), which riverbeam never calls
+    "aws_lambda_powertools/event_handler/openapi/swagger_ui/*.js",
+    "aws_lambda_powertools/event_handler/openapi/swagger_ui/*.css",
+    # type stubs and C sources: read by type checkers and compilers, never at run time
+    "*-stubs",
+    "**/*.pyi",
+    "**/*.c",
+    "**/*.h",
+)
+# Shipped as sources, without byte code: modules no handler imports (pydantic's V1 API is imported only
+# for a legacy `__get_validators__` type, its mypy plugin by mypy, its experimental API by nobody here; the
+# Powertools utilities riverbeam does not use). Should a handler import one, it compiles it in memory at that
+# import, once per container, and still works.
+NO_BYTECODE = (
+    "pydantic/v1/",
+    "pydantic/mypy.py",
+    "pydantic/experimental/",
+    "aws_lambda_powertools/utilities/auth_alpha/",
+    "aws_lambda_powertools/utilities/circuit_breaker/",
+    "aws_lambda_powertools/utilities/data_masking/",
+    "aws_lambda_powertools/utilities/feature_flags/",
+    "aws_lambda_powertools/utilities/idempotency/",
+    "aws_lambda_powertools/utilities/parameters/",
+    "aws_lambda_powertools/utilities/streaming/",
+)
 
 
 def canonical(name: str) -> str:
@@ -50,6 +120,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("target", type=Path, help="the layer's root; TARGET/python is replaced")
     parser.add_argument(
+        "--layer", choices=sorted(LAYERS), default="riverbeam", help="which layer (default: %(default)s)"
+    )
+    parser.add_argument(
         "--python-version", default="3.12", help="the runtime's Python, for its wheels (default: %(default)s)"
     )
     parser.add_argument(
@@ -57,7 +130,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="append",
         help=f"a wheel platform tag, repeatable (default: {DEFAULT_PLATFORM})",
     )
-    parser.add_argument("--no-deps", action="store_true", help="copy riverbeam and beam_store only")
+    parser.add_argument("--no-deps", action="store_true", help="copy the layer's own packages only")
+    parser.add_argument(
+        "--no-bytecode", action="store_true", help="ship sources only (a layer compiled at every cold start)"
+    )
+    parser.add_argument(
+        "--keep-sources",
+        action="store_true",
+        help="keep the dependencies' sources beside their byte code (source lines in tracebacks; larger)",
+    )
     parser.add_argument(
         "--current-interpreter",
         action="store_true",
@@ -69,15 +150,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def copy_packages(site: Path) -> None:
+def copy_packages(site: Path, layer: Layer) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo")
-    for name, source in PACKAGES.items():
+    for name, source in layer.packages.items():
         if not (source / "__init__.py").is_file():
             raise SystemExit(f"build_layer: {source} is not a package")
         shutil.copytree(source, site / name, ignore=ignore)
 
 
-def pip_install(site: Path, args: argparse.Namespace) -> None:
+def pip_install(site: Path, layer: Layer, args: argparse.Namespace) -> None:
     command = [
         sys.executable,
         "-m",
@@ -92,7 +173,7 @@ def pip_install(site: Path, args: argparse.Namespace) -> None:
         "--target",
         str(site),
         "--requirement",
-        str(REQUIREMENTS),
+        str(layer.requirements),
     ]
     if not args.current_interpreter:
         command += ["--python-version", args.python_version, "--implementation", "cp", "--only-binary=:all:"]
@@ -137,12 +218,12 @@ def requires(info: Path) -> list[str]:
     return metadata(info).get_all("Requires-Dist") or []
 
 
-def root_requirements() -> list[str]:
-    lines = (line.split("#", 1)[0].strip() for line in REQUIREMENTS.read_text(encoding="utf-8").splitlines())
+def root_requirements(requirements: Path) -> list[str]:
+    lines = (line.split("#", 1)[0].strip() for line in requirements.read_text(encoding="utf-8").splitlines())
     return [line for line in lines if line and not line.startswith("-")]
 
 
-def needed(dists: Mapping[str, Path], environment: dict[str, str] | None) -> set[str]:
+def needed(dists: Mapping[str, Path], environment: dict[str, str] | None, requirements: Path) -> set[str]:
     """The installed distributions the requirements reach without going through boto3/botocore."""
 
     def applies(requirement: Requirement, extras: Iterable[str]) -> bool:
@@ -156,7 +237,7 @@ def needed(dists: Mapping[str, Path], environment: dict[str, str] | None) -> set
 
     keep: set[str] = set()
     seen: set[tuple[str, frozenset[str]]] = set()
-    todo = [r for r in map(Requirement, root_requirements()) if applies(r, ())]
+    todo = [r for r in map(Requirement, root_requirements(requirements)) if applies(r, ())]
     while todo:
         requirement = todo.pop()
         name = canonical(requirement.name)
@@ -196,33 +277,137 @@ def prune(site: Path) -> None:
             directory.rmdir()
 
 
+def leave_out(site: Path) -> None:
+    """Delete what LEFT_OUT names (files no Riverbeam code path loads)."""
+    for pattern in LEFT_OUT:
+        for path in sorted(site.glob(pattern), reverse=True):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+
+
+def strip_debug_symbols(site: Path, args: argparse.Namespace) -> None:
+    """`strip --strip-debug` the shared libraries (wrapt's comes with 0.5 MB of DWARF); skipped without
+    binutils' strip or for another machine's libraries. Only debug sections go: symbols stay."""
+    strip = shutil.which("strip")
+    target_machine = "aarch64" if any("aarch64" in p for p in args.platform) else "x86_64"
+    if strip is None or (not args.current_interpreter and target_machine != platform.machine()):
+        return
+    for library in sorted(site.rglob("*.so")):
+        subprocess.run([strip, "--strip-debug", str(library)], check=False, capture_output=True)
+
+
+def runtime_interpreter(args: argparse.Namespace) -> str | None:
+    """The interpreter whose byte code the layer ships: the running one with --current-interpreter, else a
+    python<version> that really is that version (the running one, pyenv's, python<version> on PATH)."""
+    if args.current_interpreter:
+        return sys.executable
+    version = ".".join(args.python_version.split(".")[:2])
+    candidates = [sys.executable]
+    pyenv = shutil.which("pyenv")
+    if pyenv is not None:
+        listed = subprocess.run([pyenv, "versions", "--bare"], capture_output=True, text=True, check=False)
+        matching = [v for v in listed.stdout.split() if v == version or v.startswith(version + ".")]
+        oldest_first = sorted(matching, key=lambda v: [int(p) if p.isdigit() else 0 for p in v.split(".")])
+        for name in reversed(oldest_first):
+            prefix = subprocess.run([pyenv, "prefix", name], capture_output=True, text=True, check=False)
+            if prefix.returncode == 0 and prefix.stdout.strip():
+                candidates.append(str(Path(prefix.stdout.strip()) / "bin" / f"python{version}"))
+    on_path = shutil.which(f"python{version}")
+    if on_path is not None:
+        candidates.append(on_path)
+    for candidate in candidates:
+        try:
+            answer = subprocess.run(
+                [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=60,
+            )
+        except OSError:
+            continue
+        if answer.returncode == 0 and answer.stdout.strip() == version:
+            return candidate
+    return None
+
+
+def compile_bytecode(site: Path, interpreter: str, own: Iterable[str], keep_sources: bool) -> None:
+    """Byte code for `interpreter`, as unchecked-hash pycs (loaded without a look at their sources):
+    the layer's own packages (`own`) keep their sources, with their pycs in __pycache__/; every other module
+    but NO_BYTECODE's is shipped as its pyc alone, in its source's place (unless `keep_sources`)."""
+    mine = [site / name for name in own if (site / name).exists()]
+    dependencies = [
+        p for p in site.iterdir() if p not in mine and not p.name.endswith((".dist-info", ".data"))
+    ]
+    excluded = "|".join(re.escape(os.sep + part.replace("/", os.sep)) for part in NO_BYTECODE)
+    command = [interpreter, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash"]
+    # compileall reads SOURCE_DATE_EPOCH only for its default mode (the mode is given): dropped all the same
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPYCACHEPREFIX", "SOURCE_DATE_EPOCH")}
+    runs = [(command, mine)]
+    if dependencies:
+        runs.append(([*command, *([] if keep_sources else ["-b"]), "-x", excluded], dependencies))
+    for arguments, paths in runs:
+        if not paths:
+            continue
+        done = subprocess.run([*arguments, *map(str, paths)], env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            # a file this Python cannot compile (another version's module, say) keeps its source only
+            print(
+                f"build_layer: {interpreter} could not compile some files (they ship as sources):\n"
+                f"{done.stdout}{done.stderr}",
+                file=sys.stderr,
+            )
+    if keep_sources:
+        return
+    for compiled in site.rglob("*.pyc"):
+        source = compiled.with_suffix(".py")
+        if compiled.parent.name != "__pycache__" and source.is_file():
+            source.unlink()
+
+
 def build(args: argparse.Namespace) -> Path:
+    layer = LAYERS[args.layer]
     target: Path = args.target
     site = (target / "python").resolve()
     if site.exists():
         shutil.rmtree(site)
     site.mkdir(parents=True)
     if not args.no_deps:
-        pip_install(site, args)
+        pip_install(site, layer, args)
         dists = installed(site)
-        keep = needed(dists, marker_environment(args))
+        keep = needed(dists, marker_environment(args), layer.requirements)
         for name in sorted(set(dists) - keep):
             remove_distribution(site, dists[name])
         left = RUNTIME_PROVIDED & set(installed(site))
         if left:
             raise SystemExit(f"build_layer: {', '.join(sorted(left))} still in the layer")
-    copy_packages(site)
+    copy_packages(site, layer)
     prune(site)
-    # the deployment's agents, at the layer's root: /opt/agents.yaml once Lambda mounts it
-    shutil.copyfile(AGENTS_FILE, target / "agents.yaml")
+    leave_out(site)
+    strip_debug_symbols(site, args)
+    if not args.no_bytecode:
+        interpreter = runtime_interpreter(args)
+        if interpreter is None:
+            print(
+                f"build_layer: no Python {args.python_version} found (pyenv, python{args.python_version} on"
+                " PATH): the layer ships without byte code, compiled again at every cold start",
+                file=sys.stderr,
+            )
+        else:
+            compile_bytecode(site, interpreter, layer.packages, args.keep_sources)
+    if layer.agents_file is not None:
+        shutil.copyfile(layer.agents_file, target / "agents.yaml")
     return site
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     site = build(args)
-    names = sorted(p.name for p in site.iterdir() if not p.name.endswith(".dist-info"))
-    print(f"build_layer: {site}: {' '.join(names)}")
+    names = sorted(p.name for p in site.iterdir() if not p.name.endswith((".dist-info", "__pycache__")))
+    compiled = sum(1 for _ in site.rglob("*.pyc"))
+    print(f"build_layer: {site}: {' '.join(names)} ({compiled} modules compiled)")
     return 0
 
 

@@ -88,3 +88,101 @@ def test_the_built_layer_runs_a_streamed_invoke(tmp_path: Path, dynamodb_url: st
     assert [f["frame_seq"] for f in frames] == list(range(len(frames)))
     assert frames[-1]["type"] == "done" and frames[-1]["result"]["interrupted"]
     assert report["pushed"] == len(frames) and report["gone"] == 0
+
+
+# ---------------------------------------------------------------- the layers as `sam build` ships them
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import build_layer  # noqa: E402
+
+RUNTIME_PYTHON = build_layer.runtime_interpreter(build_layer.parse_args(["unused"]))
+needs_runtime_python = pytest.mark.skipif(
+    RUNTIME_PYTHON is None,
+    reason="no Python 3.12 (pyenv or python3.12 on PATH): the layer ships no byte code",
+)
+TOKEN_PACKAGES = ("jwt", "cryptography")
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Both layers as sam build makes them: wheels for python3.12 on manylinux x86_64, byte code."""
+    layers = {}
+    for name in ("riverbeam", "tokens"):
+        layers[name] = tmp_path_factory.mktemp(f"shipped-{name}")
+        subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "build_layer.py"), str(layers[name]), "--layer", name],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+    return layers
+
+
+@pytest.mark.timeout(1200)
+def test_only_the_tokens_layer_carries_the_token_library(shipped: dict[str, Path]) -> None:
+    main, tokens = (
+        {p.name.split(".")[0] for p in (shipped[n] / "python").iterdir()} for n in ("riverbeam", "tokens")
+    )
+    assert {"riverbeam", "beam_store", "pydantic", "aws_lambda_powertools", "yaml"} <= main
+    assert not {n for n in main if n.startswith(("jwt", "pyjwt", "cryptography", "cffi", "_cffi"))}, main
+    assert set(TOKEN_PACKAGES) <= tokens
+    # nothing in both: Lambda extracts the layers into one /opt, the later one over the earlier
+    assert main & tokens <= {"__pycache__"}, main & tokens
+    assert (shipped["riverbeam"] / "agents.yaml").is_file() and not (
+        shipped["tokens"] / "agents.yaml"
+    ).exists()
+
+
+@needs_runtime_python
+@pytest.mark.timeout(1200)
+def test_python_312_imports_the_shipped_layers_from_their_byte_code(
+    shipped: dict[str, Path], tmp_path: Path
+) -> None:
+    assert RUNTIME_PYTHON is not None
+    site = shipped["riverbeam"] / "python"
+    own = sorted((site / "riverbeam").rglob("__pycache__/*.cpython-312.pyc"))
+    assert len(own) >= len(list((site / "riverbeam").rglob("*.py"))) - 1
+    # PEP 552 unchecked-hash pycs (flags 0b01): loaded without a look at their sources or their mtimes
+    assert {int.from_bytes(p.read_bytes()[4:8], "little") for p in own} == {1}
+    assert (site / "pydantic" / "__init__.pyc").is_file() and not (site / "pydantic" / "__init__.py").exists()
+    # a read-only copy, as Lambda mounts it: nothing may be written, nothing but app.py compiled
+    opt = tmp_path / "opt"
+    for name in ("riverbeam", "tokens"):
+        shutil.copytree(shipped[name], opt, dirs_exist_ok=True)
+    runtime = _runtime_dir(tmp_path / "runtime")
+    subprocess.run([RUNTIME_PYTHON, "-m", "compileall", "-q", str(runtime)], check=True, capture_output=True)
+    probe = """
+import _frozen_importlib_external as bootstrap, json, sys
+compiled = []
+to_code = bootstrap.SourceLoader.source_to_code
+def counting(self, data, path, *args, **kwargs):
+    compiled.append(path)
+    return to_code(self, data, path, *args, **kwargs)
+bootstrap.SourceLoader.source_to_code = counting
+import riverbeam.aws.http, riverbeam.aws.websocket, riverbeam.aws.worker, riverbeam.aws.identity
+import riverbeam.agent_config
+import pydantic, yaml, jwt
+from jwt.algorithms import RSAAlgorithm
+from cryptography.hazmat.primitives.asymmetric import rsa
+key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+token = jwt.encode({"sub": "u1"}, key, algorithm="RS256")
+assert jwt.decode(token, key.public_key(), algorithms=["RS256"])["sub"] == "u1"
+modules = {m: sys.modules[m].__file__ for m in ("riverbeam.aws.http", "pydantic", "jwt")}
+print(json.dumps({"compiled": compiled, "version": list(sys.version_info[:2]), "modules": modules}))
+"""
+    before = sorted(str(p) for p in opt.rglob("*"))
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": os.pathsep.join([str(opt / "python"), str(runtime)]),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    done = subprocess.run(
+        [RUNTIME_PYTHON, "-S", "-c", probe], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["version"] == [3, 12]
+    assert report["compiled"] == []
+    assert all(path.startswith(str(opt / "python")) for path in report["modules"].values()), report
+    assert sorted(str(p) for p in opt.rglob("*")) == before

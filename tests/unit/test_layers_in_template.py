@@ -1,0 +1,50 @@
+"""The template's layers: every function has the Riverbeam layer, only the connections function ($connect's
+token verification) the tokens layer; each is built by its Makefile from its requirements, and pyproject.toml
+installs them all for local use."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from tests.support.lambda_stack import ROOT, resources_of, template
+
+TOKEN_DISTRIBUTIONS = {"pyjwt", "cryptography"}
+
+
+def names(requirements: Path) -> set[str]:
+    lines = (line.split("#", 1)[0].strip() for line in requirements.read_text().splitlines())
+    return {re.split(r"[\[<>=!~; ]", line, maxsplit=1)[0].lower() for line in lines if line}
+
+
+def test_only_the_connections_function_has_the_tokens_layer() -> None:
+    assert template()["Globals"]["Function"]["Layers"] == [{"!Ref": "RiverbeamLayer"}]
+    with_own_layers = {
+        name: function["Properties"]["Layers"]
+        for name, function in resources_of("AWS::Serverless::Function").items()
+        if "Layers" in function["Properties"]
+    }
+    # SAM appends a function's Layers to the Globals' ones
+    assert with_own_layers == {"ConnectionsFunction": [{"!Ref": "TokensLayer"}]}
+
+
+def test_each_layer_is_built_by_its_makefile_from_its_requirements() -> None:
+    layers = resources_of("AWS::Serverless::LayerVersion")
+    assert set(layers) == {"RiverbeamLayer", "TokensLayer"}
+    for name, layer in layers.items():
+        assert layer["Metadata"]["BuildMethod"] == "makefile"
+        folder = ROOT / layer["Properties"]["ContentUri"]
+        makefile = (folder / "Makefile").read_text()
+        assert f"build-{name}:" in makefile and "scripts/build_layer.py" in makefile
+        assert (folder / "requirements.txt").is_file()
+    assert not names(ROOT / "layers" / "riverbeam" / "requirements.txt") & TOKEN_DISTRIBUTIONS
+    assert names(ROOT / "layers" / "tokens" / "requirements.txt") == {"pyjwt"}
+
+
+def test_the_project_installs_what_both_layers_carry() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    installed = {re.split(r"[\[<>=!~; ]", d, maxsplit=1)[0].lower() for d in project}
+    for folder in ("riverbeam", "tokens"):
+        assert names(ROOT / "layers" / folder / "requirements.txt") <= installed, folder
+    assert any(d.replace(" ", "").startswith("pyjwt[crypto]") for d in project)
