@@ -1,5 +1,5 @@
-"""The read routes (GET /sessions/{id}, /sessions/{id}/messages, /interactions/{id}, /runs/{id},
-/runs/{id}/frames, /actions/{id}) and GET /openapi.json."""
+"""The read routes (GET /sessions/{id}, /sessions/{id}/messages, /sessions/{id}/actions, /interactions/{id},
+/runs/{id}, /runs/{id}/frames, /actions/{id}) and GET /openapi.json."""
 
 from typing import Any
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import boto3
+from beam_store.dynamo.table import add_missing_indexes
 from beam_store.embedded import make_server
 from botocore.exceptions import ClientError
 
@@ -66,7 +67,9 @@ class Queues:
 
 def ensure_table(dynamodb: Any, name: str, template: Template) -> None:
     try:
-        dynamodb.describe_table(TableName=name)
+        described = dynamodb.describe_table(TableName=name)
+        # a data dir made before an index was added to the template gets it now
+        add_missing_indexes(dynamodb, name, template.table_definition, described["Table"])
         return
     except dynamodb.exceptions.ResourceNotFoundException:
         pass

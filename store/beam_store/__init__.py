@@ -32,6 +32,7 @@ from .records import (
     ToolCallPart,
     ToolOutcome,
     ToolResultPart,
+    args_sha256,
     new_id,
     utc_now,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "ToolCallPart",
     "ToolOutcome",
     "ToolResultPart",
+    "args_sha256",
     "ensure_table",
     "new_id",
     "utc_now",

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from .conflicts import Part, first_conflict
 from .errors import RunClaimed, RunNotRunning
-from .records import Action, Connection, Interaction, Message, Run, Session
+from .records import Action, ActionStatus, Connection, Interaction, Message, Run, Session, action_cursor
 from .step import StepWrite, numbered
 
 M = TypeVar("M", bound=BaseModel)
@@ -64,10 +64,14 @@ class InMemoryStore:
             found = [m.model_copy(deep=True) for m in self._messages.get(session_id, []) if m.seq > after_seq]
         return found if limit is None else found[:limit]
 
-    def get_session_with_messages(self, session_id: str) -> tuple[Session | None, list[Message]]:
+    def get_session_with_messages(
+        self, session_id: str, *, last: int | None = None
+    ) -> tuple[Session | None, list[Message]]:
         with self._lock:
             session = _copy(self._sessions.get(session_id))
-            messages = [m.model_copy(deep=True) for m in self._messages.get(session_id, [])]
+            stored = self._messages.get(session_id, [])
+            tail = stored if last is None else stored[max(len(stored) - last, 0) :] if last > 0 else []
+            messages = [m.model_copy(deep=True) for m in tail]  # the window only: a step's cost stays flat
         return session, messages
 
     def list_runs(self, interaction_id: str) -> list[Run]:
@@ -83,6 +87,24 @@ class InMemoryStore:
                 a.model_copy(deep=True) for a in self._actions.values() if a.interaction_id == interaction_id
             ]
         return sorted(found, key=action_sort_key)
+
+    def list_session_actions(
+        self,
+        session_id: str,
+        *,
+        status: ActionStatus | None = None,
+        after: str | None = None,
+        limit: int | None = None,
+    ) -> list[Action]:
+        with self._lock:
+            found = [
+                a.model_copy(deep=True)
+                for a in self._actions.values()
+                if a.session_id == session_id and status in (None, a.status)
+            ]
+        ordered = sorted(found, key=action_cursor)
+        ordered = [a for a in ordered if after is None or action_cursor(a) > after]
+        return ordered if limit is None else ordered[: max(limit, 0)]
 
     def claim_run(self, run_id: str, claimed_by: str, lease_expires_at: str, now: str) -> Run:
         with self._lock:
@@ -214,6 +236,8 @@ class InMemoryStore:
                     "status": action.status,
                     "response": action.response,
                     "resolved_run_id": action.resolved_run_id,
+                    "run_args": action.run_args,
+                    "run_args_sha256": action.run_args_sha256,
                     "updated_at": now,
                 },
             )

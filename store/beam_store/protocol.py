@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from .records import Action, Connection, Interaction, Message, Run, Session
+from .records import Action, ActionStatus, Connection, Interaction, Message, Run, Session
 from .step import StepWrite
 
 
@@ -25,8 +25,11 @@ class BeamStore(Protocol):
         """The session's messages with seq > after_seq, in seq order."""
         ...
 
-    def get_session_with_messages(self, session_id: str) -> tuple[Session | None, list[Message]]:
-        """The session and all its messages in one read."""
+    def get_session_with_messages(
+        self, session_id: str, *, last: int | None = None
+    ) -> tuple[Session | None, list[Message]]:
+        """The session and its messages in seq order, in one read: all of them, or the `last` ones only
+        (a step's cost then stays flat however long the session grows)."""
         ...
 
     def list_runs(self, interaction_id: str) -> list[Run]:
@@ -35,6 +38,18 @@ class BeamStore(Protocol):
 
     def list_actions(self, interaction_id: str) -> list[Action]:
         """The interaction's actions, pending first, then oldest first."""
+        ...
+
+    def list_session_actions(
+        self,
+        session_id: str,
+        *,
+        status: ActionStatus | None = None,
+        after: str | None = None,
+        limit: int | None = None,
+    ) -> list[Action]:
+        """The session's actions (with `status` only, where given), by status then oldest first, after the
+        cursor `after` (`action_cursor` of the last action of the page before); one Query on DynamoDB."""
         ...
 
     def claim_run(self, run_id: str, claimed_by: str, lease_expires_at: str, now: str) -> Run:

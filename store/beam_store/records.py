@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 InteractionStatus = Literal["in_progress", "completed", "failed"]
 RunStatus = Literal["running", "completed", "failed", "interrupted"]
-ActionStatus = Literal["pending", "resolved", "cancelled"]
+ActionStatus = Literal["pending", "resolved", "cancelled", "expired"]
 MessageRole = Literal["human", "ai", "tool"]
 MessageType = Literal["message", "action_result"]
 ResponseStatus = Literal["submitted", "cancelled"]
@@ -25,10 +27,16 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
+def args_sha256(args: Any) -> str:
+    """The SHA-256 (hex) of `args` as canonical JSON: keys sorted, no spaces, UTF-8 (CONTRACT 1)."""
+    canonical = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
 class WireModel(BaseModel):
     """A model that appears in JSON: unknown fields of stored items are ignored."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 class ErrorInfo(WireModel):
@@ -57,6 +65,8 @@ class ToolResultPart(WireModel):
     status: Literal["ok", "error", "refused"]
     output: Any = None
     error: ErrorInfo | None = None
+    # the args the tool ran with where the person who approved it edited them (the model is told)
+    edited_args: dict[str, Any] | None = None
 
 
 class ActionResponsePart(WireModel):
@@ -64,6 +74,7 @@ class ActionResponsePart(WireModel):
     action_id: str
     status: ResponseStatus
     reason: str | None = None
+    edited_args: dict[str, Any] | None = None
 
 
 ContentPart = Annotated[
@@ -137,13 +148,17 @@ class Message(WireModel):
 
 
 class ActionResponseRecord(WireModel):
-    """The response that resolved an action: what was answered, by whom, when."""
+    """The response that resolved an action: what was answered, by whom, when; the hash of the args
+    the approver saw, where the response named it; the args it approved instead, with their hash."""
 
     status: ResponseStatus
     request_id: str
     who: str
     when: str
     reason: str | None = None
+    args_sha256: str | None = None
+    edited_args: dict[str, Any] | None = None
+    edited_args_sha256: str | None = None
 
 
 class ToolOutcome(WireModel):
@@ -161,13 +176,31 @@ class Action(WireModel):
     agent_name: str
     kind: Literal["confirmation"] = "confirmation"
     tool: str
+    # the args as the agent asked for them, and their hash (args_sha256 above)
     args: dict[str, Any] = Field(default_factory=dict)
+    args_sha256: str = ""
     status: ActionStatus
     response: ActionResponseRecord | None = None
     resolved_run_id: str | None = None
+    # the args the tool runs with (the edited ones where the approver edited them), once approved
+    run_args: dict[str, Any] | None = None
+    run_args_sha256: str | None = None
     outcome: ToolOutcome | None = None
     created_at: str
     updated_at: str
+
+    @model_validator(mode="after")
+    def _hashed(self) -> Action:
+        """An action stored before its hash was kept gets it from its args."""
+        if not self.args_sha256:
+            self.args_sha256 = args_sha256(self.args)
+        return self
+
+
+def action_cursor(action: Action) -> str:
+    """Where an action sits among its session's actions (by status, then oldest first): the cursor of a
+    page that ends with it."""
+    return f"{action.status}#{action.created_at}#{action.action_id}"
 
 
 class Connection(WireModel):

@@ -98,6 +98,7 @@ SAMPLES = [
     ("resume/websocket", "resume", 404),
     ("records/session", "records", 200),
     ("records/messages", "records", 200),
+    ("records/actions", "records", 200),
     ("records/interaction", "records", 404),
     ("records/run", "records", 404),
     ("records/frames", "records", 404),

@@ -16,6 +16,7 @@ ROUTES = {
     ("post", "/resume"),
     ("get", "/sessions/{id}"),
     ("get", "/sessions/{id}/messages"),
+    ("get", "/sessions/{id}/actions"),
     ("get", "/interactions/{id}"),
     ("get", "/runs/{id}"),
     ("get", "/runs/{id}/frames"),

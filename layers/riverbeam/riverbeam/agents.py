@@ -20,13 +20,17 @@ def agent_id_for(name: str) -> str:
 
 
 class ResolvedAction(BaseModel):
-    """A response the pipeline resolved for this run, with the tool and args stored on the action."""
+    """A response the pipeline resolved for this run, with the tool stored on the action and the args to
+    run it with: the stored ones, or those the approver edited (`edited`; `requested_args` are the
+    stored ones then)."""
 
     action_id: str
     status: Literal["submitted", "cancelled"]
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
     reason: str | None = None
+    edited: bool = False
+    requested_args: dict[str, Any] | None = None
 
 
 class AgentInput(BaseModel):
@@ -53,4 +57,8 @@ class RunnerFailure(Exception):
 
 @runtime_checkable
 class AgentRunner(Protocol):
+    """`run` is all a runner needs. It may also have `validate_args(tool, args)`, the (field, problem)
+    pairs of args that do not fit a tool's schema, and `editable(tool)`, whether a person may edit a
+    tool's args when approving it; a runner without them takes any JSON object, for any tool."""
+
     def run(self, input: AgentInput, emit: Emit) -> AgentResult: ...

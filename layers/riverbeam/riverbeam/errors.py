@@ -29,6 +29,8 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "BEM-067": (400, "the response payload does not match the stored tool and args"),
     "BEM-068": (400, "the action was requested by another agent"),
     "BEM-069": (400, "the person cancelled the action"),
+    "BEM-070": (410, "the action expired before it was answered"),
+    "BEM-071": (400, "the tool forbids editing its args"),
     "BEM-330": (502, "the push was rejected by the remote"),
     "BEM-331": (502, "the tool failed"),
     "BEM-332": (400, "the tool's arguments do not fit its schema"),

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from beam_store.records import TextPart, TokenUsage, ToolCallPart, ToolResultPart
+from beam_store.records import ActionResponsePart, TextPart, TokenUsage, ToolCallPart, ToolResultPart
 from pydantic import BaseModel, Field
 
 from .models import NewMessage
@@ -112,10 +112,19 @@ def _describe(result: ToolResultPart, conversation: Sequence[NewMessage]) -> str
         ),
         {},
     )
-    ref = args.get("ref", "the branch")
+    ref = (result.edited_args or args).get("ref", "the branch")
     if result.status == "ok":
-        return f"Pushed {ref}."
+        return f"Pushed {ref}." + (" (You edited the args before approving.)" if result.edited_args else "")
     if result.status == "refused":
-        return f"Understood: I did not push {ref}."
+        reason = next(
+            (
+                p.reason
+                for m in conversation
+                for p in m.content
+                if isinstance(p, ActionResponsePart) and p.action_id == result.tool_call_id
+            ),
+            None,
+        )
+        return f"Understood: I did not push {ref}." + (f" Your reason: {reason}" if reason else "")
     reason = result.error.message if result.error else "unknown error"
     return f"The push of {ref} failed: {reason}"

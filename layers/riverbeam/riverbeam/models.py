@@ -14,12 +14,19 @@ from beam_store.records import (
     TokenUsage,
     ToolOutcome,
 )
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer, model_validator
 
 UuidStr = Annotated[uuid.UUID, PlainSerializer(str, return_type=str)]
 
 
-class RequestModel(BaseModel):
+class WireModel(BaseModel):
+    """Built (its validator and serializer) when first used, not at import: a handler pays only for the
+    models it uses."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class RequestModel(WireModel):
     """Requests refuse unknown fields, so a misspelt field is an error rather than ignored."""
 
     model_config = ConfigDict(extra="forbid")
@@ -65,9 +72,18 @@ class ActionResponseEnvelope(RequestModel):
     status: Literal["submitted", "cancelled"]
     payload: ActionPayload | None = None
     reason: str | None = None
+    # the hash of the args the approver saw (a mismatch is BEM-067), and args to approve instead
+    args_sha256: str | None = None
+    edited_args: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _edits_approve(self) -> ActionResponseEnvelope:
+        if self.edited_args is not None and self.status != "submitted":
+            raise ValueError("edited_args go with status submitted only")
+        return self
 
 
-class ResumeHead(BaseModel):
+class ResumeHead(WireModel):
     """What the resume checks need before the rest of the body is validated."""
 
     agent_name: str = Field(min_length=1)
@@ -90,16 +106,18 @@ class ResumeRequest(RequestModel):
     auth_context: AuthContext
 
 
-class ActionRequest(BaseModel):
+class ActionRequest(WireModel):
     """What an agent asks approval for; the pipeline assigns `action_id` when the runner leaves it out."""
 
     action_id: str | None = None
     kind: Literal["confirmation"] = "confirmation"
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
+    # set by the pipeline: the hash of `args` (CONTRACT 1)
+    args_sha256: str | None = None
 
 
-class NewMessage(BaseModel):
+class NewMessage(WireModel):
     """A message a runner produced, stored by the pipeline in order, with its seq."""
 
     role: MessageRole
@@ -107,7 +125,7 @@ class NewMessage(BaseModel):
     type: MessageType = "message"
 
 
-class AgentResult(BaseModel):
+class AgentResult(WireModel):
     """What a runner returns, and (with the ids filled in) the Result of an invoke or a `done` frame.
 
     `messages` and `tool_outcomes` travel from runner to pipeline only and are not part of the Result JSON.
@@ -129,7 +147,7 @@ class AgentResult(BaseModel):
         return "".join(p.text for p in self.content if isinstance(p, TextPart))
 
 
-class StreamAck(BaseModel):
+class StreamAck(WireModel):
     session_id: str
     interaction_id: str
     run_id: str
@@ -151,7 +169,7 @@ class RunJob(RequestModel):
         return StreamAck(session_id=self.session_id, interaction_id=self.interaction_id, run_id=self.run_id)
 
 
-class FrameHeader(BaseModel):
+class FrameHeader(WireModel):
     session_id: str = ""
     interaction_id: str = ""
     run_id: str = ""

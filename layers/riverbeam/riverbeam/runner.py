@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from beam_store.records import (
     ErrorInfo,
@@ -39,6 +40,15 @@ class ToolAgentRunner:
         self.tools = {t.name: t for t in tools}
         self.max_turns = max_turns
 
+    def validate_args(self, tool: str, args: dict[str, Any]) -> list[tuple[str, str]]:
+        """What in `args` does not fit the tool's schema (a tool it does not have fails when it runs)."""
+        found = self.tools.get(tool)
+        return found.problems(args) if found is not None else []
+
+    def editable(self, tool: str) -> bool:
+        found = self.tools.get(tool)
+        return found is None or found.editable
+
     def run(self, input: AgentInput, emit: Emit) -> AgentResult:
         produced: list[NewMessage] = []
         outcomes: dict[str, ToolOutcome] = {}
@@ -59,6 +69,8 @@ class ToolAgentRunner:
         for action in input.actions:
             if action.status == "submitted":
                 part = self._execute(action.action_id, action.tool, action.args, emit)
+                if action.edited:  # the model is told it ran with the args the person chose
+                    part.edited_args = dict(action.args)
                 outcomes[action.action_id] = ToolOutcome(
                     status="ok" if part.status == "ok" else "error", output=part.output, error=part.error
                 )

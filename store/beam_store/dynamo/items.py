@@ -7,7 +7,8 @@ Items (pk / sk):
   RUN#<id> / RUN                   a run;    gsi1: INTERACTION#<id> / RUN#<created_at>#<id>
   RUN#<id> / FRAME#<frame_seq:08d> a frame of a streamed run, JSON, with a TTL
   ACTION#<id> / ACTION             an action; gsi1: INTERACTION#<id> /
-                                   ACTION#<0 pending|1 done>#<created_at>#<id>
+                                   ACTION#<0 pending|1 done>#<created_at>#<id>;
+                                   gsi2: SESSION#<id> / ACTION#<status>#<created_at>#<id> (the inbox)
   CONN#<id> / CONN                 a WebSocket connection, with a TTL; gsi1: SESSION#<id> / CONN#<id>
 
 The attributes that hold JSON of any shape (a message's `content`, an action's `args`, `outcome` and
@@ -27,17 +28,18 @@ from typing import Any, TypeVar
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from pydantic import BaseModel
 
-from ..records import Action, Connection, Interaction, Message, Run, Session
+from ..records import Action, Connection, Interaction, Message, Run, Session, action_cursor
 
 M = TypeVar("M", bound=BaseModel)
 Item = dict[str, Any]
 
 GSI1 = "gsi1"
+GSI2 = "gsi2"
 TTL_ATTRIBUTE = "expires_at"
 MAX_SEQ = 10**12 - 1
 MAX_FRAME = 10**8 - 1
 # record fields whose values are JSON of any shape, each stored as a string of compact JSON
-JSON_ATTRIBUTES = frozenset({"content", "args", "outcome", "response", "error", "usage"})
+JSON_ATTRIBUTES = frozenset({"content", "args", "run_args", "outcome", "response", "error", "usage"})
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -131,6 +133,10 @@ def action_gsi1sk(action: Action) -> str:
     return f"ACTION#{0 if action.status == 'pending' else 1}#{action.created_at}#{action.action_id}"
 
 
+def action_gsi2sk(action: Action) -> str:
+    return f"ACTION#{action_cursor(action)}"
+
+
 # whole items
 
 
@@ -161,6 +167,8 @@ def action_attrs(action: Action) -> Item:
     return record_attrs(action) | {
         "gsi1pk": serialize(f"INTERACTION#{action.interaction_id}"),
         "gsi1sk": serialize(action_gsi1sk(action)),
+        "gsi2pk": serialize(f"SESSION#{action.session_id}"),
+        "gsi2sk": serialize(action_gsi2sk(action)),
         "entity": serialize("action"),
     }
 

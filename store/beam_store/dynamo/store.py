@@ -16,11 +16,12 @@ import boto3
 from botocore.exceptions import ClientError
 
 from ..errors import RunClaimed, RunNotRunning, StoreBusy
-from ..records import Action, Connection, Interaction, Message, Run, Session
+from ..records import Action, ActionStatus, Connection, Interaction, Message, Run, Session
 from ..step import StepWrite, numbered
 from .expressions import Expression
 from .items import (
     GSI1,
+    GSI2,
     MAX_FRAME,
     MAX_SEQ,
     TTL_ATTRIBUTE,
@@ -149,20 +150,31 @@ class DynamoBeamStore:
         items = self._query_range(f"SESSION#{session_id}", lo, hi, limit)
         return [Message.model_validate(deserialize_item(i)) for i in items]
 
-    def get_session_with_messages(self, session_id: str) -> tuple[Session | None, list[Message]]:
+    def get_session_with_messages(
+        self, session_id: str, *, last: int | None = None
+    ) -> tuple[Session | None, list[Message]]:
+        """One Query of the session's partition. With `last`, newest first and at most `last` + 1 items:
+        the session item (sk `SESSION`) sorts after its messages (`MSG#...`), so it comes first, then the
+        last messages."""
         session: Session | None = None
         messages: list[Message] = []
+        if last is not None and last < 0:
+            last = 0
         items = self._query(
+            None if last is None else last + 1,
             KeyConditionExpression="pk = :pk",
             ExpressionAttributeValues={":pk": {"S": f"SESSION#{session_id}"}},
             ConsistentRead=True,
+            ScanIndexForward=last is None,
         )
         for item in items:
             if item["sk"]["S"] == "SESSION":
                 session = Session.model_validate(deserialize_item(item))
             else:
                 messages.append(Message.model_validate(deserialize_item(item)))
-        return session, messages
+        if last is None:
+            return session, messages
+        return session, messages[:last][::-1]  # a session that is missing leaves room for one more
 
     def list_runs(self, interaction_id: str) -> list[Run]:
         items = self._query_index(f"INTERACTION#{interaction_id}", "RUN#")
@@ -170,6 +182,31 @@ class DynamoBeamStore:
 
     def list_actions(self, interaction_id: str) -> list[Action]:
         items = self._query_index(f"INTERACTION#{interaction_id}", "ACTION#")
+        return [Action.model_validate(deserialize_item(i)) for i in items]
+
+    def list_session_actions(
+        self,
+        session_id: str,
+        *,
+        status: ActionStatus | None = None,
+        after: str | None = None,
+        limit: int | None = None,
+    ) -> list[Action]:
+        if limit is not None and limit <= 0:
+            return []
+        prefix = f"ACTION#{status}#" if status else "ACTION#"
+        params: dict[str, Any] = {
+            "IndexName": GSI2,
+            "KeyConditionExpression": "gsi2pk = :pk AND begins_with(gsi2sk, :prefix)",
+            "ExpressionAttributeValues": {":pk": {"S": f"SESSION#{session_id}"}, ":prefix": {"S": prefix}},
+        }
+        if after is not None:  # the page goes on after the action the cursor names
+            params["ExclusiveStartKey"] = {
+                **action_key(after.rsplit("#", 1)[-1]),
+                "gsi2pk": {"S": f"SESSION#{session_id}"},
+                "gsi2sk": {"S": f"ACTION#{after}"},
+            }
+        items = self._query(limit, **params)
         return [Action.model_validate(deserialize_item(i)) for i in items]
 
     def claim_run(self, run_id: str, claimed_by: str, lease_expires_at: str, now: str) -> Run:

@@ -1,4 +1,4 @@
-"""The table DynamoBeamStore keeps its items in: one on-demand table, one index, a TTL."""
+"""The table DynamoBeamStore keeps its items in: one on-demand table, two indexes, a TTL."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from .items import GSI1, TTL_ATTRIBUTE
+from .items import GSI1, GSI2, TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -15,7 +15,8 @@ else:
 
 TABLE_DEFINITION: dict[str, Any] = {
     "AttributeDefinitions": [
-        {"AttributeName": name, "AttributeType": "S"} for name in ("pk", "sk", "gsi1pk", "gsi1sk")
+        {"AttributeName": name, "AttributeType": "S"}
+        for name in ("pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk")
     ],
     "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
     "GlobalSecondaryIndexes": [
@@ -26,16 +27,45 @@ TABLE_DEFINITION: dict[str, Any] = {
                 {"AttributeName": "gsi1sk", "KeyType": "RANGE"},
             ],
             "Projection": {"ProjectionType": "ALL"},
-        }
+        },
+        {
+            "IndexName": GSI2,
+            "KeySchema": [
+                {"AttributeName": "gsi2pk", "KeyType": "HASH"},
+                {"AttributeName": "gsi2sk", "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "ALL"},
+        },
     ],
     "BillingMode": "PAY_PER_REQUEST",
 }
 
 
+def add_missing_indexes(client: Any, table_name: str, definition: dict[str, Any], table: Any) -> None:
+    """Add to a table created before them the indexes of `definition` it lacks (gsi2 came later)."""
+    have = {index["IndexName"] for index in table.get("GlobalSecondaryIndexes", [])}
+    for index in definition.get("GlobalSecondaryIndexes", []):
+        if index["IndexName"] in have:
+            continue
+        names = {k["AttributeName"] for k in index["KeySchema"]}
+        client.update_table(
+            TableName=table_name,
+            AttributeDefinitions=[
+                a for a in definition["AttributeDefinitions"] if a["AttributeName"] in names
+            ],
+            GlobalSecondaryIndexUpdates=[{"Create": index}],
+        )
+        client.get_waiter("table_exists").wait(
+            TableName=table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 60}
+        )
+
+
 def ensure_table(client: DynamoDBClient, table_name: str) -> None:
-    """Create the table with its index and TTL unless it exists; wait until it is active."""
+    """Create the table with its indexes and TTL unless it exists (then add the indexes it lacks); wait
+    until it is active."""
     try:
-        client.describe_table(TableName=table_name)
+        described = client.describe_table(TableName=table_name)
+        add_missing_indexes(client, table_name, TABLE_DEFINITION, described["Table"])
         return
     except ClientError as error:
         if error.response["Error"]["Code"] != "ResourceNotFoundException":

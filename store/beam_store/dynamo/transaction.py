@@ -30,6 +30,7 @@ from .expressions import Expression, put_new, updated
 from .items import (
     action_attrs,
     action_gsi1sk,
+    action_gsi2sk,
     action_key,
     frame_item,
     interaction_item,
@@ -69,7 +70,11 @@ def _resolve(action: Action, now: str) -> dict[str, Any]:
         "resolved_run_id": serialize(action.resolved_run_id),
         "updated_at": serialize(now),
         "gsi1sk": serialize(action_gsi1sk(action)),
+        "gsi2sk": serialize(action_gsi2sk(action)),
     }
+    if action.run_args is not None:
+        changes["run_args"] = serialize_json(action.run_args)
+        changes["run_args_sha256"] = serialize(action.run_args_sha256)
     return updated(action_key(action.action_id), changes, condition, e)
 
 

@@ -14,6 +14,7 @@ from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 from beam_store import Action, Interaction, Message, Run, Session
+from beam_store.records import ActionStatus, action_cursor
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
@@ -170,12 +171,20 @@ UserQuery = Annotated[
 ]
 After = Annotated[int, Query(ge=-1, description="only what comes after this sequence number")]
 Limit = Annotated[int, Query(ge=1, le=MAX_PAGE, description="at most this many")]
+ActionStatusQuery = Annotated[ActionStatus | None, Query(description="only the actions with this status")]
 
 
 class MessagesPage(BaseModel):
     session_id: str
     messages: list[Message]
     next_after: int | None = None
+
+
+class ActionsPage(BaseModel):
+    session_id: str
+    actions: list[Action]
+    # the cursor of the next page, where this one was full
+    next_after: str | None = None
 
 
 class FramesPage(BaseModel):
@@ -207,6 +216,30 @@ def get_messages(
 
 
 @records_routes.get(
+    "/sessions/<session_id>/actions",
+    summary="A session's actions for an approval inbox: by status (`pending` first to answer), oldest first",
+    description="`status` keeps the actions with that status only; `after` is the `next_after` of the page "
+    "before. Each action carries its tool, its args and their `args_sha256`, its `expires_at` and, once "
+    "decided, the response (who, when, reason, edited args and their hash).",
+    responses=_errors("BEM-001", "BEM-020", "BEM-030"),
+)
+def get_actions(
+    session_id: str,
+    status: ActionStatusQuery = None,
+    after: Annotated[str | None, Query(description="the `next_after` of the page before")] = None,
+    limit: Limit = MAX_PAGE,
+    user_id: UserQuery = None,
+) -> ActionsPage:
+    found = runtime.beam().read_actions(
+        session_id, user_id=_reader(user_id), status=status, after=after, limit=limit
+    )
+    more = len(found) == limit
+    return ActionsPage(
+        session_id=session_id, actions=found, next_after=action_cursor(found[-1]) if more else None
+    )
+
+
+@records_routes.get(
     "/interactions/<interaction_id>", summary="An interaction", responses=_errors("BEM-022", "BEM-030")
 )
 def get_interaction(interaction_id: str, user_id: UserQuery = None) -> Interaction:
@@ -231,7 +264,14 @@ def get_frames(
     return FramesPage(run_id=run_id, frames=found, next_after=found[-1]["frame_seq"] if more else None)
 
 
-@records_routes.get("/actions/<action_id>", summary="An action", responses=_errors("BEM-027", "BEM-030"))
+@records_routes.get(
+    "/actions/<action_id>",
+    summary="An action and its audit trail",
+    description="Who asked (`agent_name`, `run_id`), the args as requested (`args`, `args_sha256`) and as "
+    "run (`run_args`, `run_args_sha256`), who decided and when (`response`: who, when, reason, "
+    "`edited_args` and their hash) or that it expired (`status` `expired`), and the tool's `outcome`.",
+    responses=_errors("BEM-027", "BEM-030"),
+)
 def get_action(action_id: str, user_id: UserQuery = None) -> Action:
     return runtime.beam().read_action(action_id, user_id=_reader(user_id))
 

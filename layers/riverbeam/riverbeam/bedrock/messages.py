@@ -37,7 +37,9 @@ def _result_block(part: ToolResultPart, use_id: str) -> Block:
     if part.status == "ok":
         output = part.output
         content: Block = {"json": output} if isinstance(output, dict) else {"text": json.dumps(output)}
-        return {"toolResult": {"toolUseId": use_id, "content": [content], "status": "success"}}
+        note = f"The person edited the args before approving: it ran with {json.dumps(part.edited_args)}."
+        edited = [{"text": note}] if part.edited_args is not None else []
+        return {"toolResult": {"toolUseId": use_id, "content": [content, *edited], "status": "success"}}
     if part.status == "refused":
         reason = part.error.message if part.error else "refused"
         text = f"The person refused to run {part.name}, so it did not run. ({reason})"

@@ -80,13 +80,22 @@ def _checked_resume(setup: Setup, request: ResumeRequest | dict[str, Any] | str)
     return _Resuming(intake.parse_request(ResumeRequest, body), runner, session, history)
 
 
+def edit_rules(runner: AgentRunner) -> checks.EditRules:
+    """What the runner says of edited args (agents.AgentRunner: its optional methods)."""
+    editable, validate = getattr(runner, "editable", None), getattr(runner, "validate_args", None)
+    return checks.EditRules(
+        editable=editable if callable(editable) else checks.ANY_EDIT.editable,
+        problems=validate if callable(validate) else checks.ANY_EDIT.problems,
+    )
+
+
 def open_resume(setup: Setup, request: ResumeRequest | dict[str, Any] | str) -> Step:
     """Every resume check, then the resolution of every action answered, with its messages, in the one
     conditional write that opens the step: of concurrent resumes of an action, exactly one wins."""
     req, runner, session, history = _checked_resume(setup, request)
     responses = checks.responses_by_action(req)
     found = {action_id: setup.store.get_action(action_id) for action_id in responses}
-    refused = checks.first_refusal(found, responses, req)
+    refused = checks.first_refusal(found, responses, req, edit_rules(runner))
     if refused is not None:
         raise refused
     session_id, interaction_id, user = str(req.session_id), str(req.interaction_id), req.auth_context.user_id

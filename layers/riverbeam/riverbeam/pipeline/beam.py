@@ -178,6 +178,20 @@ class RiverBeam:
     def read_action(self, action_id: str, *, user_id: str) -> Action:
         return reads.action(self._setup, action_id, user_id)
 
+    @_hide_internal_errors
+    def read_actions(
+        self,
+        session_id: str,
+        *,
+        user_id: str,
+        status: str | None = None,
+        after: str | None = None,
+        limit: int | None = None,
+    ) -> list[Action]:
+        """A session's actions for an approval inbox (`status="pending"`: what waits for a person), by
+        status then oldest first; `after` is `beam_store.records.action_cursor` of the last one read."""
+        return reads.session_actions(self._setup, session_id, user_id, status, after, limit)
+
     # a session's WebSocket subscribers
 
     @_hide_internal_errors

@@ -7,15 +7,18 @@ The order a resume meets them (accept.open_resume calls them so):
     require_owner            BEM-020, BEM-031  the session exists and is the caller's
     require_uuid_action_ids  BEM-063  every action_id is a UUID (before the rest of the body: BEM-001)
     responses_by_action      BEM-001  no action answered twice
-    first_refusal            BEM-027, -064, -065, -066, -067, -068: each check over every action before
-                                      the next check
+    first_refusal            BEM-027, -064, -065, -066, -067 (tool, args, their hash), -068, then the
+                                      edit: -071 (the tool forbids it), BEM-001 (the edited args do not fit
+                                      the tool's schema); each check over every action before the next
+                                      check
     resolve                  the actions as the one conditional write stores them
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from beam_store import (
@@ -26,14 +29,31 @@ from beam_store import (
     MessageDraft,
     Session,
     ToolResultPart,
+    args_sha256,
     new_id,
 )
 
 from ..errors import BeamError
 from ..models import ActionResponseEnvelope, ResumeRequest
+from .intake import invalid
 
 # the codes of the checks on each action, in the order the contract gives them
 CHECK_ORDER = ("BEM-027", "BEM-064", "BEM-065", "BEM-066", "BEM-067", "BEM-068")
+# then what an approver's edit may fail: the tool forbids it, the edited args do not fit its schema
+EDIT_CHECK_ORDER = ("BEM-071", "BEM-001")
+RESOLVE_ORDER = CHECK_ORDER + EDIT_CHECK_ORDER
+
+
+@dataclass(frozen=True)
+class EditRules:
+    """What the agent says of edited args: whether a tool allows them, and what is wrong with them
+    against the tool's schema ((field, problem) pairs). By default any JSON object goes."""
+
+    editable: Callable[[str], bool] = lambda tool: True
+    problems: Callable[[str, dict[str, Any]], Sequence[tuple[str, str]]] = lambda tool, args: ()
+
+
+ANY_EDIT = EditRules()
 
 
 def normal_uuid(value: str) -> str | None:
@@ -125,14 +145,9 @@ def action_refusal(
     return None
 
 
-def response_refusal(
-    action_id: str, stored: Action | None, envelope: ActionResponseEnvelope, req: ResumeRequest
-) -> BeamError | None:
-    """The first check this response fails, in the contract's order; None if it can resolve the action."""
-    interaction_id, session_id = str(req.interaction_id), str(req.session_id)
-    error = action_refusal(action_id, stored, interaction_id, session_id, req.auth_context.user_id)
-    if error is not None or stored is None:
-        return error
+def payload_refusal(action_id: str, stored: Action, envelope: ActionResponseEnvelope) -> BeamError | None:
+    """BEM-067 where the response names another tool, other args, or another hash of the args than the
+    action stored: what the approver saw is not what would run."""
     if envelope.payload is not None and not (
         envelope.payload.tool == stored.tool and same_json(envelope.payload.args, stored.args)
     ):
@@ -141,20 +156,62 @@ def response_refusal(
             f"action {action_id} asks for {stored.tool} with other args than the response names",
             field="actions.payload",
         )
-    if stored.agent_name != req.agent_name:
+    if envelope.args_sha256 is not None and envelope.args_sha256.lower() != stored.args_sha256:
         return BeamError(
-            "BEM-068", f"action {action_id} was requested by agent {stored.agent_name!r}", field="agent_name"
+            "BEM-067",
+            f"action {action_id}: its args hash to {stored.args_sha256}, not to the args_sha256 answered",
+            field="actions.args_sha256",
         )
     return None
 
 
+def edit_refusal(
+    stored: Action, envelope: ActionResponseEnvelope, index: int, rules: EditRules
+) -> BeamError | None:
+    """Edited args where the tool forbids editing (BEM-071), or that do not fit its schema (BEM-001,
+    naming the field: `actions.0.edited_args.ref`)."""
+    if envelope.edited_args is None:
+        return None
+    where = f"actions.{index}.edited_args"
+    if not rules.editable(stored.tool):
+        return BeamError("BEM-071", f"{stored.tool} runs only with the args it asked for", field=where)
+    problems = list(rules.problems(stored.tool, envelope.edited_args))
+    return invalid([(f"{where}.{f}" if f else where, p) for f, p in problems]) if problems else None
+
+
+def response_refusal(
+    action_id: str,
+    stored: Action | None,
+    envelope: ActionResponseEnvelope,
+    req: ResumeRequest,
+    rules: EditRules = ANY_EDIT,
+) -> BeamError | None:
+    """The first check this response fails, in the contract's order; None if it can resolve the action."""
+    interaction_id, session_id = str(req.interaction_id), str(req.session_id)
+    error = action_refusal(action_id, stored, interaction_id, session_id, req.auth_context.user_id)
+    if error is not None or stored is None:
+        return error
+    error = payload_refusal(action_id, stored, envelope)
+    if error is not None:
+        return error
+    if stored.agent_name != req.agent_name:
+        return BeamError(
+            "BEM-068", f"action {action_id} was requested by agent {stored.agent_name!r}", field="agent_name"
+        )
+    index = next((i for i, e in enumerate(req.actions) if e is envelope), 0)
+    return edit_refusal(stored, envelope, index, rules)
+
+
 def first_refusal(
-    found: Mapping[str, Action | None], responses: Mapping[str, ActionResponseEnvelope], req: ResumeRequest
+    found: Mapping[str, Action | None],
+    responses: Mapping[str, ActionResponseEnvelope],
+    req: ResumeRequest,
+    rules: EditRules = ANY_EDIT,
 ) -> BeamError | None:
     """The refusal of the whole resume: each check over every action before the next check."""
-    failures = [response_refusal(a, found.get(a), envelope, req) for a, envelope in responses.items()]
+    failures = [response_refusal(a, found.get(a), e, req, rules) for a, e in responses.items()]
     refused = [f for f in failures if f is not None]
-    return min(refused, key=lambda f: CHECK_ORDER.index(f.code), default=None)
+    return min(refused, key=lambda f: RESOLVE_ORDER.index(f.code), default=None)
 
 
 def resolve(
@@ -169,17 +226,22 @@ def resolve(
     for action_id, envelope in responses.items():
         stored = found[action_id]
         assert stored is not None
+        edited = envelope.edited_args
         response = ActionResponseRecord(
             status=envelope.status,
             request_id=str(envelope.request_id),
             who=user_id,
             when=now,
             reason=envelope.reason,
+            args_sha256=envelope.args_sha256,
+            edited_args=edited,
+            edited_args_sha256=args_sha256(edited) if edited is not None else None,
         )
-        status = "resolved" if envelope.status == "submitted" else "cancelled"
-        resolved.append(
-            stored.model_copy(update={"status": status, "response": response, "resolved_run_id": run_id})
-        )
+        changes: dict[str, Any] = {"status": "cancelled", "response": response, "resolved_run_id": run_id}
+        if envelope.status == "submitted":
+            run_args = edited if edited is not None else stored.args
+            changes |= {"status": "resolved", "run_args": run_args, "run_args_sha256": args_sha256(run_args)}
+        resolved.append(stored.model_copy(update=changes))
     return resolved
 
 
@@ -195,7 +257,12 @@ def resolution_messages(action: Action, run_id: str, now: str) -> Iterator[Messa
         type="action_result",
         created_at=now,
         content=[
-            ActionResponsePart(action_id=action.action_id, status=response.status, reason=response.reason)
+            ActionResponsePart(
+                action_id=action.action_id,
+                status=response.status,
+                reason=response.reason,
+                edited_args=response.edited_args,
+            )
         ],
     )
     if response.status == "cancelled":

@@ -8,7 +8,7 @@ import logging
 from collections.abc import MutableMapping
 from typing import Any
 
-from beam_store import new_id
+from beam_store import args_sha256, new_id
 
 from ..agents import AgentInput, ResolvedAction, RunnerFailure
 from ..errors import BeamError
@@ -59,6 +59,7 @@ def checked_result(result: object, *, finished: bool = True) -> AgentResult:
         raise ValueError(f"action ids must be distinct UUIDs, got {given}")
     for request in result.action_required:
         request.action_id = request.action_id or new_id()
+        request.args_sha256 = args_sha256(request.args)
     return result
 
 
@@ -68,8 +69,10 @@ def agent_input(step: Step) -> AgentInput:
             action_id=a.action_id,
             status=a.response.status,
             tool=a.tool,
-            args=a.args,
+            args=a.run_args if a.run_args is not None else a.args,
             reason=a.response.reason,
+            edited=a.response.edited_args is not None,
+            requested_args=a.args if a.response.edited_args is not None else None,
         )
         for a in step.resolved
         if a.response is not None

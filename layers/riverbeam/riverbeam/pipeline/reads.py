@@ -3,13 +3,19 @@ the record kind's 404 (CONTRACT 3.8), never a hint that the record exists."""
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, get_args
 
 from beam_store import Action, Interaction, Message, Run, Session
+from beam_store.records import ActionStatus
 
 from ..errors import BeamError
 from .checks import normal_uuid
+from .intake import invalid
 from .setup import Setup
+
+ACTION_STATUSES: tuple[str, ...] = get_args(ActionStatus)
+_CURSOR = re.compile(r"^([a-z]+)#[0-9T:.Z-]+#[0-9a-f-]{36}$")
 
 
 def owned_session(setup: Setup, session_id: str, user_id: str, code: str, what: str) -> Session:
@@ -58,3 +64,24 @@ def action(setup: Setup, action_id: str, user_id: str) -> Action:
     if found is None or found.user_id != user_id:
         raise BeamError("BEM-027", f"action {action_id} not found")
     return found
+
+
+def session_actions(
+    setup: Setup, session_id: str, user_id: str, status: str | None, after: str | None, limit: int | None
+) -> list[Action]:
+    """The session's actions for an approval inbox: with `status` only, where given (BEM-001 for a status
+    actions never have), after the cursor `after` (the last page's `next_after`)."""
+    if status is not None and status not in ACTION_STATUSES:
+        raise invalid([("status", f"not one of {', '.join(ACTION_STATUSES)}")])
+    cursor = _CURSOR.match(after) if after is not None else None
+    if after is not None and (
+        cursor is None or cursor.group(1) not in ACTION_STATUSES or status not in (None, cursor.group(1))
+    ):
+        raise invalid([("after", "not a cursor of this list")])
+    found = session(setup, session_id, user_id)
+    return setup.store.list_session_actions(
+        found.session_id,
+        status=status,  # type: ignore[arg-type]  # checked above
+        after=after,
+        limit=limit,
+    )

@@ -36,6 +36,7 @@ from beam_store import (
     StoreConflict,
     ToolOutcome,
     ToolResultPart,
+    args_sha256,
     new_id,
     utc_now,
 )
@@ -156,6 +157,7 @@ def _asked(step: Step, result: AgentResult, now: str) -> list[Action]:
             kind=request.kind,
             tool=request.tool,
             args=request.args,
+            args_sha256=args_sha256(request.args),
             status="pending",
             created_at=now,
             updated_at=now,

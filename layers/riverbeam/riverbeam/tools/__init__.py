@@ -20,9 +20,19 @@ class Tool:
     func: Callable[..., Any]
     args_model: type[BaseModel]
     confirm_required: bool = False
+    # whether the person who approves a call may edit its args
+    editable: bool = True
 
     def json_schema(self) -> dict[str, Any]:
         return self.args_model.model_json_schema()
+
+    def problems(self, args: dict[str, Any]) -> list[tuple[str, str]]:
+        """What in `args` does not fit the schema, as (dotted field, problem) pairs; none when it fits."""
+        try:
+            self.args_model.model_validate(args)
+        except ValidationError as error:
+            return [(".".join(str(p) for p in e["loc"]), e["msg"]) for e in error.errors()]
+        return []
 
     def invoke(self, args: dict[str, Any]) -> Any:
         """Validate `args` against the schema, call the function, return its output as JSON-able data."""
@@ -53,7 +63,13 @@ def _args_model(func: Callable[..., Any], name: str) -> type[BaseModel]:
     return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
 
 
-def make_tool(func: Callable[..., Any], *, name: str | None = None, confirm_required: bool = False) -> Tool:
+def make_tool(
+    func: Callable[..., Any],
+    *,
+    name: str | None = None,
+    confirm_required: bool = False,
+    editable: bool = True,
+) -> Tool:
     tool_name = name or func.__name__
     return Tool(
         name=tool_name,
@@ -61,6 +77,7 @@ def make_tool(func: Callable[..., Any], *, name: str | None = None, confirm_requ
         func=func,
         args_model=_args_model(func, tool_name),
         confirm_required=confirm_required,
+        editable=editable,
     )
 
 
@@ -68,17 +85,23 @@ def make_tool(func: Callable[..., Any], *, name: str | None = None, confirm_requ
 def tool(func: Callable[..., Any], /) -> Tool: ...
 @overload
 def tool(
-    *, name: str | None = None, confirm_required: bool = False
+    *, name: str | None = None, confirm_required: bool = False, editable: bool = True
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
 def tool(
-    func: Callable[..., Any] | None = None, /, *, name: str | None = None, confirm_required: bool = False
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    confirm_required: bool = False,
+    editable: bool = True,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """`@tool` or `@tool(confirm_required=True)`: a tool that needs a person's approval before it runs."""
+    """`@tool` or `@tool(confirm_required=True)`: a tool that needs a person's approval before it runs;
+    `editable=False`: the person may approve or reject it, never change its args."""
     if func is not None:
         return make_tool(func)
-    return lambda f: make_tool(f, name=name, confirm_required=confirm_required)
+    return lambda f: make_tool(f, name=name, confirm_required=confirm_required, editable=editable)
 
 
 __all__ = ["Tool", "make_tool", "tool"]
