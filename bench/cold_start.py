@@ -12,7 +12,8 @@ root, the mode bits alone would not stop a write).
 
 Each sample is a fresh interpreter (a cold container), the runtime's (python3.12 from pyenv or PATH; without
 one, this interpreter and a layer built for it, which the output says), started with -S and the Lambda
-environment (LAMBDA_TASK_ROOT: Powertools' tracer is on, as deployed). It times, from its first line,
+environment (the template's defaults: DetailedTracing false, so no X-Ray SDK; --detailed-tracing switches
+it on). It times, from its first line,
 `import app` and the init the handlers do at their first request (the RiverBeam with its DynamoDB store, the
 queue and management API clients), and counts the modules it compiled from source (app.py is one): a layer
 whose byte code Python uses compiles no other. The floor times `import boto3` and `boto3.client("dynamodb")`.
@@ -52,6 +53,8 @@ RUNTIME_PACKAGES = ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "
 LAYER_GOAL_MB = 5.0
 RATIO_GOAL = 1.5
 FLOOR = "boto3 + 1 client"
+# the template's DetailedTracing (POWERTOOLS_TRACE_DISABLED), false unless --detailed-tracing
+DETAILED_TRACING = False
 
 # counts the modules compiled from source (a pyc Python uses is never compiled), then the timed part
 PRELUDE = """
@@ -163,6 +166,7 @@ def environment(scratch: Path, name: str, paths: list[Path]) -> dict[str, str]:
         "POWERTOOLS_SERVICE_NAME": "riverbeam",
         "POWERTOOLS_METRICS_NAMESPACE": "Riverbeam",
         "POWERTOOLS_LOG_LEVEL": "INFO",
+        "POWERTOOLS_TRACE_DISABLED": "false" if DETAILED_TRACING else "true",
         "RIVERBEAM_AGENTS_FILE": str(scratch / "opt" / "agents.yaml"),
         "RIVERBEAM_MODEL": "bedrock",
         "RIVERBEAM_DATA_DIR": str(scratch / "tmp"),
@@ -180,7 +184,14 @@ def main() -> int:
         action="store_true",
         help="ship the layers as sources only (as before byte code)",
     )
+    parser.add_argument(
+        "--detailed-tracing",
+        action="store_true",
+        help="as deployed with DetailedTracing true (Powertools' Tracer, the X-Ray SDK)",
+    )
     args = parser.parse_args()
+    global DETAILED_TRACING
+    DETAILED_TRACING = args.detailed_tracing
     interpreter = args.python or build_layer.runtime_interpreter(build_layer.parse_args(["unused"]))
     current = interpreter is None
     if interpreter is None:
@@ -232,6 +243,7 @@ def main() -> int:
     floor = statistics.median(times[FLOOR])
     load = os.getloadavg()[0]
     built = "sources only" if args.without_bytecode else "with byte code"
+    built += ", detailed tracing" if args.detailed_tracing else ", no detailed tracing (the default)"
     print(
         f"cold start on the layers as they ship ({built}), median of {args.rounds} fresh interpreters each,"
         f" interleaved; Python {version} ({interpreter}), {os.cpu_count()} cores, load {load:.2f}"

@@ -1,5 +1,8 @@
 """DynamoDB requests and capacity of a non-streamed invoke that interrupts and of the resume approving it.
 
+In process (RiverBeam.invoke, RiverBeam.resume), then as deployed: the API handler's part (accept_invoke,
+accept_resume) and the worker's (run_job) apart.
+
     python bench/store_calls.py                 # on moto in process
     python bench/store_calls.py --endpoint URL  # on any DynamoDB-compatible endpoint
     python bench/store_calls.py --endpoint aws  # on the AWS account of the environment
@@ -148,33 +151,29 @@ def main() -> None:
         ]
         beam = RiverBeam(store)
         beam.register_agent(
-            "author", ToolAgentRunner(model=ScriptedModel(script * args.rounds), tools=[git_push])
+            "author", ToolAgentRunner(model=ScriptedModel(script * 2 * args.rounds), tools=[git_push])
         )
         session_id = str(uuid.uuid4())
         rows = []
         for _ in range(args.rounds):
             meter.take()  # count from here
-            result = beam.invoke(
-                {
-                    "agent_name": "author",
-                    "session_id": session_id,
-                    "content": [{"type": "text", "text": "Push docs/x"}],
-                    "auth_context": {"user_id": "bench"},
-                }
-            )
+            result = beam.invoke(invoke_request(session_id))
             assert isinstance(result, AgentResult) and result.interrupted
             invoke = meter.take()
-            beam.resume(
-                {
-                    "agent_name": "author",
-                    "session_id": session_id,
-                    "interaction_id": result.interaction_id,
-                    "actions": [{"action_id": result.action_required[0].action_id, "status": "submitted"}],
-                    "auth_context": {"user_id": "bench"},
-                }
-            )
-            resume = meter.take()
-            rows.append((invoke, resume))
+            beam.resume(resume_request(session_id, result))
+            rows.append((invoke, meter.take()))
+        split = []
+        for _ in range(args.rounds):
+            meter.take()
+            job = beam.accept_invoke(invoke_request(session_id))
+            accepted = meter.take()
+            result = beam.run_job(job, worker_id="bench")
+            assert isinstance(result, AgentResult) and result.interrupted
+            ran = meter.take()
+            job = beam.accept_resume(resume_request(session_id, result))
+            resume_accepted = meter.take()
+            beam.run_job(job, worker_id="bench")
+            split.append((accepted, ran, resume_accepted, meter.take()))
         store.client.delete_table(TableName=store.table_name)
 
     where = "moto (in process)" if args.endpoint is None else args.endpoint
@@ -183,15 +182,45 @@ def main() -> None:
         f"{'step':<28}{'requests':>9}  {'by operation':<62}"
         f"{'reported CU':>12}{'est. RCU':>10}{'est. WCU':>10}"
     )
-    for label, index in (("invoke (interrupts)", 0), ("resume (approves)", 1)):
+    print("in process (RiverBeam.invoke, RiverBeam.resume)")
+    print_rows(rows, ("invoke (interrupts)", "resume (approves)"))
+    print("deployed: the API handler's part (accept_*), then the worker's (run_job)")
+    print_rows(
+        split,
+        ("invoke: API handler", "invoke: worker", "resume: API handler", "resume: worker"),
+    )
+    print("aim: at most 3 requests per invoke and 4 per resume in process; the API handler reads the session")
+    print("item and the actions it resolves, never the history. A streamed run (every resume) keeps its")
+    print("frames in its closing write, and in a BatchWriteItem after every 25 frames or second and before")
+    print("a tool runs; a resume's run_started frame goes in its opening write, so its approved tool (run")
+    print("right after it) needs no write of its own, and a worker dying in it has stored every frame sent")
+
+
+def print_rows(rows: list[Any], labels: tuple[str, ...]) -> None:
+    for index, label in enumerate(labels):
         for n, row in enumerate(rows, start=1):
             total, by_op, reported, rcu, wcu = row[index]
             ops = ", ".join(f"{k} {v}" for k, v in sorted(by_op.items()))
             print(f"{label + f' #{n}':<28}{total:>9}  {ops:<62}{reported:>12.1f}{rcu:>10.1f}{wcu:>10.1f}")
-    print("aim: at most 3 requests per invoke and 5 per resume; a streamed run (every resume) keeps its")
-    print("frames in its closing write, and in a BatchWriteItem after every 25 frames or second and before")
-    print("a tool runs (a resume's approved tool runs right after run_started: the one BatchWriteItem), so")
-    print("that a worker dying in a tool has stored every frame it sent")
+
+
+def invoke_request(session_id: str) -> dict[str, Any]:
+    return {
+        "agent_name": "author",
+        "session_id": session_id,
+        "content": [{"type": "text", "text": "Push docs/x"}],
+        "auth_context": {"user_id": "bench"},
+    }
+
+
+def resume_request(session_id: str, result: AgentResult) -> dict[str, Any]:
+    return {
+        "agent_name": "author",
+        "session_id": session_id,
+        "interaction_id": result.interaction_id,
+        "actions": [{"action_id": result.action_required[0].action_id, "status": "submitted"}],
+        "auth_context": {"user_id": "bench"},
+    }
 
 
 if __name__ == "__main__":

@@ -1,46 +1,86 @@
-"""Riverbeam: a runtime for AI agents that ask a person before they act."""
+"""Riverbeam: a runtime for AI agents that ask a person before they act.
 
+Every public name is imported on first use (PEP 562), so that `import riverbeam`, or a handler that imports
+one of its submodules, pays only for what it uses: a records read never loads the runner, the agents or the
+models of a request it does not serve."""
+
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from beam_store.records import TokenUsage
-
-from .agents import AgentInput, AgentRunner, Emit, ResolvedAction, RunnerFailure, agent_id_for
-from .errors import CATALOGUE, BeamError, ToolError
-from .llm import AuthorOfflineModel, ChatModel, ModelTurn, ScriptedModel, ToolCall
-from .models import (
-    ActionRequest,
-    ActionResponseEnvelope,
-    AgentResult,
-    AuthContext,
-    DoneFrame,
-    ErrorFrame,
-    Frame,
-    InvokeRequest,
-    NewMessage,
-    ResumeRequest,
-    RunJob,
-    RunStartedFrame,
-    StreamAck,
-    TextDeltaFrame,
-    ToolCallFrame,
-    ToolResultFrame,
-)
-from .pipeline import RiverBeam
-from .runner import ToolAgentRunner
-from .tools import Tool, tool
-from .tools.git import git_push_tool
-
 if TYPE_CHECKING:
+    from beam_store.records import TokenUsage
+
+    from .agents import AgentInput, AgentRunner, Emit, ResolvedAction, RunnerFailure, agent_id_for
     from .bedrock import BedrockConverseModel
+    from .errors import CATALOGUE, BeamError, ToolError
+    from .llm import AuthorOfflineModel, ChatModel, ModelTurn, ScriptedModel, ToolCall
+    from .models import (
+        ActionRequest,
+        ActionResponseEnvelope,
+        AgentResult,
+        AuthContext,
+        DoneFrame,
+        ErrorFrame,
+        Frame,
+        InvokeRequest,
+        NewMessage,
+        ResumeRequest,
+        RunJob,
+        RunStartedFrame,
+        StreamAck,
+        TextDeltaFrame,
+        ToolCallFrame,
+        ToolResultFrame,
+    )
+    from .pipeline import RiverBeam
+    from .runner import ToolAgentRunner
+    from .tools import Tool, tool
+    from .tools.git import git_push_tool
+
+# each public name and the module that defines it
+_HOMES = {
+    "beam_store.records": ("TokenUsage",),
+    ".agents": ("AgentInput", "AgentRunner", "Emit", "ResolvedAction", "RunnerFailure", "agent_id_for"),
+    ".bedrock": ("BedrockConverseModel",),
+    ".errors": ("CATALOGUE", "BeamError", "ToolError"),
+    ".llm": ("AuthorOfflineModel", "ChatModel", "ModelTurn", "ScriptedModel", "ToolCall"),
+    ".models": (
+        "ActionRequest",
+        "ActionResponseEnvelope",
+        "AgentResult",
+        "AuthContext",
+        "DoneFrame",
+        "ErrorFrame",
+        "Frame",
+        "InvokeRequest",
+        "NewMessage",
+        "ResumeRequest",
+        "RunJob",
+        "RunStartedFrame",
+        "StreamAck",
+        "TextDeltaFrame",
+        "ToolCallFrame",
+        "ToolResultFrame",
+    ),
+    ".pipeline": ("RiverBeam",),
+    ".runner": ("ToolAgentRunner",),
+    ".tools": ("Tool", "tool"),
+    ".tools.git": ("git_push_tool",),
+}
+_HOME = {name: module for module, names in _HOMES.items() for name in names}
 
 
 def __getattr__(name: str) -> Any:
-    # imported on first use: a handler that runs no Bedrock agent never pays for botocore's event streams
-    if name == "BedrockConverseModel":
-        from .bedrock import BedrockConverseModel
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value  # found here from now on, without this function
+    return value
 
-        return BedrockConverseModel
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOME])
 
 
 __all__ = [

@@ -33,6 +33,11 @@ class ResolvedAction(BaseModel):
     requested_args: dict[str, Any] | None = None
 
 
+# the session's last messages a runner is given (from a person's message): a runner or its model may say
+# otherwise with a `history_window` attribute (None: the whole history)
+DEFAULT_HISTORY_WINDOW = 100
+
+
 class AgentInput(BaseModel):
     agent_name: str
     session_id: str
@@ -41,7 +46,8 @@ class AgentInput(BaseModel):
     user_id: str
     profile_id: str | None = None
     content: list[ContentPart] = Field(default_factory=list)
-    # the session's stored messages, this step's input and action results included
+    # the session's latest stored messages (from a person's message; the runner's history_window), this
+    # step's input and action results included
     history: list[Message] = Field(default_factory=list)
     actions: list[ResolvedAction] = Field(default_factory=list)
 

@@ -51,6 +51,10 @@ class ScriptedModel:
     conversation: so it picks the same turn whichever process the conversation is resumed in.
     A step may be a function of the conversation, to answer what it was told (a refusal, a tool error)."""
 
+    # it counts the ai turns of the whole conversation, so it is given all of it (ToolAgentRunner asks the
+    # pipeline for the whole history; other models get the last agents.DEFAULT_HISTORY_WINDOW messages)
+    history_window: int | None = None
+
     def __init__(self, turns: Sequence[ScriptStep]) -> None:
         self.turns = list(turns)
         self.conversations: list[list[NewMessage]] = []

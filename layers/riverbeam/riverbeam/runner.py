@@ -15,7 +15,7 @@ from beam_store.records import (
     new_id,
 )
 
-from .agents import AgentInput, Emit, RunnerFailure
+from .agents import DEFAULT_HISTORY_WINDOW, AgentInput, Emit, RunnerFailure
 from .errors import BeamError, ToolError
 from .llm import ChatModel
 from .models import (
@@ -39,6 +39,13 @@ class ToolAgentRunner:
         self.model = model
         self.tools = {t.name: t for t in tools}
         self.max_turns = max_turns
+
+    @property
+    def history_window(self) -> int | None:
+        """The session's last messages this runner is given: its model's `history_window` where it has
+        one (ScriptedModel: None, the whole conversation), else the default."""
+        window: int | None = getattr(self.model, "history_window", DEFAULT_HISTORY_WINDOW)
+        return window
 
     def validate_args(self, tool: str, args: dict[str, Any]) -> list[tuple[str, str]]:
         """What in `args` does not fit the tool's schema (a tool it does not have fails when it runs)."""

@@ -4,32 +4,49 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import shutil
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import boto3
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from beam_store import DynamoBeamStore, TokenUsage
+from beam_store import DynamoBeamStore
 
-from ..agents_builtin import author_agent
-from ..llm import AuthorOfflineModel
 from ..pipeline import RiverBeam
-from ..runner import ToolAgentRunner
-from ..tools.git import git_push_tool
 from .settings import Settings
 
 if TYPE_CHECKING:
+    from aws_lambda_powertools import Tracer
+    from beam_store import TokenUsage
     from mypy_boto3_apigatewaymanagementapi.client import ApiGatewayManagementApiClient
     from mypy_boto3_sqs.client import SQSClient
+
+    from ..runner import ToolAgentRunner
 
 # the logger "riverbeam": the pipeline logs through its children (logging.getLogger(__name__)), so keys
 # appended here show in the pipeline's lines too
 logger = Logger(service="riverbeam")
-tracer = Tracer(service="riverbeam")
 metrics = Metrics(namespace="Riverbeam", service="riverbeam")
+
+
+def detailed_tracing() -> bool:
+    """Whether the handlers trace with Powertools' Tracer (the X-Ray SDK: its subsegments, annotations and
+    patched clients). The template's DetailedTracing parameter sets POWERTOOLS_TRACE_DISABLED; without it
+    the X-Ray SDK is never imported (Lambda's own active tracing still traces every invocation)."""
+    return os.environ.get("POWERTOOLS_TRACE_DISABLED", "false").strip().lower() not in TRUTHY
+
+
+TRUTHY = ("1", "true", "yes", "on", "y", "t")
+
+
+@functools.cache
+def tracer() -> Tracer:
+    from aws_lambda_powertools import Tracer
+
+    return Tracer(service="riverbeam")
 
 
 @functools.cache
@@ -50,6 +67,11 @@ def management_api() -> ApiGatewayManagementApiClient:
 def _author(data_dir: str) -> ToolAgentRunner:
     """The built-in `author`; where git is missing (the Lambda runtime has none) its pushes fail as tool
     errors (BEM-331) instead of keeping the handler from starting."""
+    from ..agents_builtin import author_agent
+    from ..llm import AuthorOfflineModel
+    from ..runner import ToolAgentRunner
+    from ..tools.git import git_push_tool
+
     if shutil.which("git") is not None:
         try:
             return author_agent(data_dir)
@@ -64,6 +86,14 @@ def beam() -> RiverBeam:
     # the table is the template's: no create_table here, and least-privilege roles could not run it
     store = DynamoBeamStore(boto3.client("dynamodb"), config.table_name)
     riverbeam = RiverBeam(store, frame_ttl_seconds=config.frame_ttl_seconds)
+    # the agents, agents.yaml and its parser are loaded by the first request that names an agent
+    riverbeam.register_agents_on_first_use(functools.partial(register_agents, riverbeam, config))
+    return riverbeam
+
+
+def register_agents(riverbeam: RiverBeam, config: Settings) -> None:
+    """The built-in `author`, then agents.yaml's agents, then those of RIVERBEAM_AGENTS (each may replace
+    an agent of the same name registered before it)."""
     riverbeam.register_agent("author", _author(config.data_dir))
     if config.agents_file:
         from ..agent_config import configured_runners
@@ -77,7 +107,6 @@ def beam() -> RiverBeam:
         module, _, name = config.agents.partition(":")
         register: Any = getattr(importlib.import_module(module), name or "register")
         register(riverbeam)
-    return riverbeam
 
 
 def record_usage(usage: TokenUsage | None) -> None:
@@ -95,5 +124,5 @@ def record_usage(usage: TokenUsage | None) -> None:
 
 def reset() -> None:
     """Forget what was created (tests change the environment between cases)."""
-    for cached in (settings, sqs, management_api, beam):
+    for cached in (settings, sqs, management_api, beam, tracer):
         cached.cache_clear()

@@ -8,27 +8,18 @@ import uuid
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.parser import parse
-from aws_lambda_powertools.utilities.parser.models import (
-    APIGatewayWebSocketConnectEventModel,
-    APIGatewayWebSocketDisconnectEventModel,
-    APIGatewayWebSocketMessageEventModel,
-)
 from botocore.exceptions import ClientError
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..errors import BeamError
 from ..models import FrameHeader
 from ..pipeline import RiverBeam, intake
 from . import refusals, runtime, service
+from .events import ConnectEvent, DisconnectEvent, MessageEvent
 from .identity import ConnectCaller, caller
 
 # how long a worker trusts its list of a session's connections before reading it again
 CONNECTIONS_REFRESH_SECONDS = 1.0
-
-
-class ConnectEvent(APIGatewayWebSocketConnectEventModel):
-    query_string_parameters: dict[str, str] | None = Field(None, alias="queryStringParameters")
 
 
 def _answer(status: int, model: BaseModel) -> dict[str, Any]:
@@ -55,7 +46,7 @@ def connect(event: dict[str, Any]) -> dict[str, Any]:
     the subscriber, so its first invoke must come from the same user; anyone else is refused (403)."""
     request_id = None
     try:
-        parsed = parse(event=event, model=ConnectEvent)
+        parsed = ConnectEvent.model_validate(event)
         context = parsed.request_context
         request_id = context.request_id
         query = parsed.query_string_parameters or {}
@@ -73,7 +64,7 @@ def connect(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def disconnect(event: dict[str, Any]) -> dict[str, Any]:
-    parsed = parse(event=event, model=APIGatewayWebSocketDisconnectEventModel)
+    parsed = DisconnectEvent.model_validate(event)
     runtime.beam().forget_connection(parsed.request_context.connection_id)
     return {"statusCode": 200}
 
@@ -84,7 +75,7 @@ def message(event: dict[str, Any]) -> dict[str, Any]:
     body is parsed once, here."""
     request_id = None
     try:
-        parsed = parse(event=event, model=APIGatewayWebSocketMessageEventModel)
+        parsed = MessageEvent.model_validate(event)
         context = parsed.request_context
         request_id = context.request_id
         subscriber = runtime.beam().subscriber(context.connection_id)

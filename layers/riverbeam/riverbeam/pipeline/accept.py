@@ -13,20 +13,39 @@ from ..agents import AgentRunner
 from ..errors import BeamError
 from ..models import InvokeRequest, ResumeHead, ResumeRequest
 from . import checks, intake, writes
+from .frames import started_frame
+from .history import read as read_conversation
 from .setup import Setup
 from .step import Step, after, interaction_ref, new_run, new_session
 
 logger = logging.getLogger(__name__)
 
 
+def _read(
+    setup: Setup, session_id: str, runner: AgentRunner, with_history: bool, *, whole_if_cut: bool = True
+) -> tuple[Session | None, list[Message]]:
+    """The session, whose owner is checked on it; and, for a step whose agent runs in this process, the
+    conversation it is given (history.py). A step a worker runs reads the session item alone here: the
+    worker reads the conversation."""
+    if with_history:
+        return read_conversation(setup.store, session_id, runner, whole_if_cut=whole_if_cut)
+    return setup.store.get_session(session_id), []
+
+
 def open_invoke(
-    setup: Setup, req: InvokeRequest, *, run_id: str | None = None, new_interaction_id: str | None = None
+    setup: Setup,
+    req: InvokeRequest,
+    *,
+    run_id: str | None = None,
+    new_interaction_id: str | None = None,
+    with_history: bool = False,
 ) -> Step:
     """The session (created on first use, else the caller's), the interaction (new, or the one named,
     free), the run, and the input message, in one write."""
     runner = setup.runner(req.agent_name)
     session_id, user = str(req.session_id), req.auth_context
-    session, history = setup.store.get_session_with_messages(session_id)
+    # a window without a person's message is dropped: this invoke's input starts the conversation
+    session, history = _read(setup, session_id, runner, with_history, whole_if_cut=False)
     checks.refuse_other_owner(session, user.user_id)
     now = utc_now()
     session_op: Literal["create", "update"] = "update" if session is not None else "create"
@@ -63,7 +82,9 @@ class _Resuming(NamedTuple):
     history: list[Message]
 
 
-def _checked_resume(setup: Setup, request: ResumeRequest | dict[str, Any] | str) -> _Resuming:
+def _checked_resume(
+    setup: Setup, request: ResumeRequest | dict[str, Any] | str, with_history: bool
+) -> _Resuming:
     """The request, checked in the contract's order up to what needs the actions: 062, the body's own
     BEM-001, the agent (021), the session's owner (020, 031), the action ids (063), then the rest of the
     body (BEM-001), so a specific code is never hidden behind the generic one."""
@@ -74,7 +95,7 @@ def _checked_resume(setup: Setup, request: ResumeRequest | dict[str, Any] | str)
     head = intake.parse_request(ResumeHead, body)
     runner = setup.runner(head.agent_name)
     session_id = str(head.session_id)
-    found, history = setup.store.get_session_with_messages(session_id)
+    found, history = _read(setup, session_id, runner, with_history)
     session = checks.require_owner(found, session_id, head.auth_context.user_id)
     checks.require_uuid_action_ids(body)
     return _Resuming(intake.parse_request(ResumeRequest, body), runner, session, history)
@@ -89,10 +110,14 @@ def edit_rules(runner: AgentRunner) -> checks.EditRules:
     )
 
 
-def open_resume(setup: Setup, request: ResumeRequest | dict[str, Any] | str) -> Step:
+def open_resume(
+    setup: Setup, request: ResumeRequest | dict[str, Any] | str, *, with_history: bool = False
+) -> Step:
     """Every resume check, then the resolution of every action answered, with its messages, in the one
-    conditional write that opens the step: of concurrent resumes of an action, exactly one wins."""
-    req, runner, session, history = _checked_resume(setup, request)
+    conditional write that opens the step: of concurrent resumes of an action, exactly one wins. The
+    write also keeps the run's `run_started` frame (a resume always streams, and runs its approved tools
+    right after it: stored here, it needs no write of its own before them)."""
+    req, runner, session, history = _checked_resume(setup, request, with_history)
     responses = checks.responses_by_action(req)
     found = {action_id: setup.store.get_action(action_id) for action_id in responses}
     refused = checks.first_refusal(found, responses, req, edit_rules(runner))
@@ -120,6 +145,8 @@ def open_resume(setup: Setup, request: ResumeRequest | dict[str, Any] | str) -> 
         run_op="create",
         messages=drafts,
         resolve_actions=resolved,
+        frames=[started_frame(run, "resume")],
+        frames_expire_at=setup.frames_expire_at(),
     )
     written = writes.commit(setup.store, opening, on_action=lost)
     step = Step(
@@ -131,6 +158,7 @@ def open_resume(setup: Setup, request: ResumeRequest | dict[str, Any] | str) -> 
         history=history + written,
         content=list(req.content),
         resolved=resolved,
+        frames_kept=0,
     )
     for action in resolved:
         assert action.response is not None

@@ -79,6 +79,11 @@ class RiverBeam:
             raise TypeError("a runner needs a run(input, emit) method")
         self._setup.agents[name] = runner
 
+    def register_agents_on_first_use(self, loader: Callable[[], None]) -> None:
+        """`loader` registers agents (with `register_agent`) when an agent is first needed, not now: a
+        handler that serves no agent (a read, a WebSocket connect) never imports them or their config."""
+        self._setup.loaders.append(loader)
+
     # invoke and resume, run here
 
     @_hide_internal_errors
@@ -87,16 +92,15 @@ class RiverBeam:
     ) -> AgentResult | StreamAck:
         """Run the agent on the request: the Result, or with `stream` a StreamAck (frames to `on_frame`)."""
         req = parse_request(InvokeRequest, request)
-        return execute.answer_invoke(
-            self._setup, accept.open_invoke(self._setup, req), on_frame, stream=req.stream
-        )
+        step = accept.open_invoke(self._setup, req, with_history=True)
+        return execute.answer_invoke(self._setup, step, on_frame, stream=req.stream)
 
     @_hide_internal_errors
     def resume(
         self, request: ResumeRequest | dict[str, Any] | str, *, on_frame: FrameSink | None = None
     ) -> StreamAck:
         """Resolve the actions atomically, then run the agent on the responses; frames go to `on_frame`."""
-        step = accept.open_resume(self._setup, request)
+        step = accept.open_resume(self._setup, request, with_history=True)
         execute.run_step(self._setup, step, on_frame, record_frames=True)
         return step.job().ack()
 

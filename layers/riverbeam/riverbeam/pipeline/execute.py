@@ -154,6 +154,8 @@ def run_step(setup: Setup, step: Step, on_frame: FrameSink | None, *, record_fra
         if record_frames
         else None
     )
+    if recorder is not None:
+        recorder.stored_through(step.frames_kept)
     sinks = [sink for sink in (recorder, on_frame) if sink is not None]
     emitter = FrameEmitter(step.run, sinks, setup.coalesce_seconds)
     emitter.emit(RunStartedFrame(agent_name=step.run.agent_name, kind=step.kind))

@@ -3,20 +3,32 @@ keeps its own state and changes it only through its own methods."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from beam_store import BeamStore, Run
 from pydantic import BaseModel, TypeAdapter
 
 from ..errors import BeamError
-from ..models import AgentResult, DoneFrame, ErrorFrame, Frame, FrameHeader
+from ..models import AgentResult, DoneFrame, ErrorFrame, Frame, FrameHeader, RunStartedFrame
 
 logger = logging.getLogger(__name__)
 FrameSink = Callable[[FrameHeader], None]
-frame_adapter: TypeAdapter[FrameHeader] = TypeAdapter(Frame)
+
+
+@functools.cache
+def frame_adapter() -> TypeAdapter[FrameHeader]:
+    """Every frame by its `type`; built by the first step that sends a frame, not at import."""
+    return TypeAdapter(Frame)
+
+
+def started_frame(run: Run, kind: Literal["invoke", "resume"]) -> dict[str, Any]:
+    """A run's first frame (frame_seq 0) as it is stored: what its FrameEmitter sends first."""
+    ids = {"session_id": run.session_id, "interaction_id": run.interaction_id, "run_id": run.run_id}
+    return RunStartedFrame(agent_name=run.agent_name, kind=kind, frame_seq=0, **ids).model_dump(mode="json")
 
 
 def closing_frames(result: AgentResult, failure: BeamError | None) -> list[FrameHeader]:
@@ -68,7 +80,7 @@ class FrameEmitter:
         """The frames as they will be sent next, numbered, but not sent (to be stored first)."""
         self.flush()
         return [
-            frame_adapter.validate_python(
+            frame_adapter().validate_python(
                 f.model_dump(mode="json") | self._header | {"frame_seq": self._next_seq + i}
             )
             for i, f in enumerate(frames)
@@ -79,7 +91,7 @@ class FrameEmitter:
             self._send(frame.model_dump(mode="json"))
 
     def _send(self, body: dict[str, Any]) -> None:
-        full = frame_adapter.validate_python(body | self._header | {"frame_seq": self._next_seq})
+        full = frame_adapter().validate_python(body | self._header | {"frame_seq": self._next_seq})
         self._next_seq += 1
         for sink in self._sinks:
             try:

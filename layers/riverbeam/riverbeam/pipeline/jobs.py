@@ -23,6 +23,7 @@ from ..errors import BeamError
 from ..models import AgentResult, InvokeRequest, RunJob
 from . import accept, execute, intake, writes
 from .frames import FrameEmitter, FrameSink, closing_frames
+from .history import read as read_conversation
 from .setup import Setup
 from .step import Step, interaction_ref
 
@@ -63,7 +64,7 @@ def _resolved_unrun(setup: Setup, job: RunJob, run: Run) -> list[Action]:
 
 def _claimed_step(setup: Setup, job: RunJob, run: Run) -> Step:
     runner = setup.runner(job.agent_name)
-    session, history = setup.store.get_session_with_messages(job.session_id)
+    session, history = read_conversation(setup.store, job.session_id, runner)
     if session is None:
         raise BeamError("BEM-020", f"session {job.session_id} not found", field="session_id")
     return Step(
@@ -77,6 +78,7 @@ def _claimed_step(setup: Setup, job: RunJob, run: Run) -> Step:
         history=history,
         content=list(job.content),
         resolved=_resolved_unrun(setup, job, run),
+        frames_kept=0 if job.kind == "resume" else -1,  # a resume's run_started: its opening write kept it
     )
 
 

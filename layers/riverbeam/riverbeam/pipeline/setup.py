@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from beam_store import BeamStore
@@ -23,8 +25,20 @@ class Setup:
     agents: dict[str, AgentRunner] = field(default_factory=dict)
     frame_ttl_seconds: int = DEFAULT_FRAME_TTL_SECONDS
     coalesce_seconds: float = DEFAULT_COALESCE_SECONDS
+    # agents registered on first use (RiverBeam.register_agents_on_first_use), in the order given
+    loaders: list[Callable[[], None]] = field(default_factory=list)
+    _loading: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+
+    def load_agents(self) -> None:
+        """Run the loaders not run yet; one that fails stays, to be run again by the next request."""
+        with self._loading:
+            while self.loaders:
+                self.loaders[0]()
+                self.loaders.pop(0)
 
     def runner(self, agent_name: str) -> AgentRunner:
+        if self.loaders:
+            self.load_agents()
         runner = self.agents.get(agent_name)
         if runner is None:
             raise BeamError("BEM-021", f"unknown agent_name {agent_name!r}", field="agent_name")

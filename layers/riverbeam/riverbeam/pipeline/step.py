@@ -24,6 +24,8 @@ class Step:
     history: list[Message]
     content: list[ContentPart]
     resolved: list[Action] = field(default_factory=list)
+    # the run's frames the opening write already stored, through this frame_seq (-1: none)
+    frames_kept: int = -1
 
     def job(self) -> RunJob:
         return RunJob(
