@@ -3,7 +3,8 @@
 Each part of a step is written on a condition; a part whose record is not as the step needs it is a
 conflict. Of several, the first in this order is reported:
 
-    1. actions, in the order given: resolve, then record an outcome, then open (ActionConflict)
+    1. actions, in the order given: resolve, then record an outcome, then open, then tell that one
+       expired (ActionConflict)
     2. the session: missing (SessionMissing), another owner's (SessionOwnedByOther)
     3. the interaction: created twice (RecordExists), missing, in another session, busy, not held by the run
     4. the run: created twice (RecordExists), closed while not running (RunNotRunning)
@@ -36,23 +37,32 @@ from .errors import (
 from .records import Action, Interaction, Run, Session
 from .step import StepWrite
 
-PartKind = Literal["resolve", "outcome", "open", "session", "interaction", "run", "message", "frame"]
+PartKind = Literal["resolve", "outcome", "open", "told", "session", "interaction", "run", "message", "frame"]
 # a part of a step: what is written, and the id of its record
 Part = tuple[PartKind, str]
 M = TypeVar("M", bound=BaseModel)
-ActionOp = Literal["resolve", "outcome", "open"]
+ActionOp = Literal["resolve", "outcome", "open", "told"]
 
 
 def action_conflict(
-    op: ActionOp, wanted: Action, current: Action | None, run_id: str, *, failed: bool = False
+    op: ActionOp,
+    wanted: Action,
+    current: Action | None,
+    run_id: str,
+    *,
+    failed: bool = False,
+    now: str | None = None,
 ) -> ActionConflict | None:
-    if op == "resolve":
+    if op == "resolve":  # still pending, and not past its time at `now` (the step's)
         holds = (
             current is not None
             and current.status == "pending"
             and current.interaction_id == wanted.interaction_id
             and current.session_id == wanted.session_id
+            and (current.expires_at is None or now is None or current.expires_at > now)
         )
+    elif op == "told":
+        holds = current is not None and current.status == "expired" and current.resolved_run_id is None
     elif op == "outcome":
         holds = (
             current is not None
@@ -107,6 +117,7 @@ def _action_parts(step: StepWrite) -> list[tuple[ActionOp, Action]]:
         *(("resolve", a) for a in step.resolve_actions),
         *(("outcome", a) for a in step.record_outcomes),
         *(("open", a) for a in step.open_actions),
+        *(("told", a) for a in step.tell_expired),
     ]
 
 
@@ -121,9 +132,11 @@ def first_conflict(
 ) -> StoreConflict | None:
     """The conflict to report for `step`, given the current record of each part the store looked at
     (`found`; a message's part is there only where the message exists); None if there is none."""
-    run_id = step.run.run_id
+    run_id, now = step.run.run_id, step.run.updated_at
     conflicts: list[StoreConflict | None] = [
-        action_conflict(op, wanted, _current(found, (op, wanted.action_id), Action), run_id, failed=failed)
+        action_conflict(
+            op, wanted, _current(found, (op, wanted.action_id), Action), run_id, failed=failed, now=now
+        )
         for op, wanted in _action_parts(step)
         if (op, wanted.action_id) in found
     ]

@@ -12,7 +12,17 @@ from pydantic import BaseModel
 
 from .conflicts import Part, first_conflict
 from .errors import RunClaimed, RunNotRunning
-from .records import Action, ActionStatus, Connection, Interaction, Message, Run, Session, action_cursor
+from .records import (
+    Action,
+    ActionStatus,
+    Connection,
+    Interaction,
+    Message,
+    Run,
+    Session,
+    action_cursor,
+    overdue,
+)
 from .step import StepWrite, numbered
 
 M = TypeVar("M", bound=BaseModel)
@@ -106,6 +116,14 @@ class InMemoryStore:
         ordered = [a for a in ordered if after is None or action_cursor(a) > after]
         return ordered if limit is None else ordered[: max(limit, 0)]
 
+    def expire_action(self, action_id: str, now: str) -> Action | None:
+        with self._lock:
+            current = self._actions.get(action_id)
+            if current is not None and overdue(current, now):
+                current = current.model_copy(update={"status": "expired", "updated_at": now})
+                self._actions[action_id] = current
+            return _copy(current)
+
     def claim_run(self, run_id: str, claimed_by: str, lease_expires_at: str, now: str) -> Run:
         with self._lock:
             run = self._runs.get(run_id)
@@ -192,6 +210,7 @@ class InMemoryStore:
             **{("resolve", a.action_id): action(a.action_id) for a in step.resolve_actions},
             **{("outcome", a.action_id): action(a.action_id) for a in step.record_outcomes},
             **{("open", a.action_id): action(a.action_id) for a in step.open_actions},
+            **{("told", a.action_id): action(a.action_id) for a in step.tell_expired},
             ("session", step.session.session_id): self._sessions.get(step.session.session_id),
             ("interaction", step.interaction.interaction_id): self._interactions.get(
                 step.interaction.interaction_id
@@ -246,6 +265,10 @@ class InMemoryStore:
         for action in step.record_outcomes:
             self._actions[action.action_id] = self._actions[action.action_id].model_copy(
                 deep=True, update={"outcome": action.outcome, "updated_at": now}
+            )
+        for action in step.tell_expired:
+            self._actions[action.action_id] = self._actions[action.action_id].model_copy(
+                update={"resolved_run_id": step.run.run_id, "updated_at": now}
             )
 
         written = numbered(step, last_seq)

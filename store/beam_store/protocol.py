@@ -52,6 +52,12 @@ class BeamStore(Protocol):
         cursor `after` (`action_cursor` of the last action of the page before); one Query on DynamoDB."""
         ...
 
+    def expire_action(self, action_id: str, now: str) -> Action | None:
+        """Store the action `expired` if it is pending and its `expires_at` <= `now` (one conditional
+        write: a resolution racing it, conditional on the opposite, has exactly one outcome); returns
+        the action as it is afterwards (None: no such action)."""
+        ...
+
     def claim_run(self, run_id: str, claimed_by: str, lease_expires_at: str, now: str) -> Run:
         """Claim a running run for one worker, once; returns the claimed run.
 

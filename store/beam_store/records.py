@@ -180,7 +180,10 @@ class Action(WireModel):
     args: dict[str, Any] = Field(default_factory=dict)
     args_sha256: str = ""
     status: ActionStatus
+    # past this time (ISO-8601 UTC) a pending action is no longer answered: it is stored `expired`
+    expires_at: str | None = None
     response: ActionResponseRecord | None = None
+    # the run that resolved it; for an expired action, the run that told the agent so
     resolved_run_id: str | None = None
     # the args the tool runs with (the edited ones where the approver edited them), once approved
     run_args: dict[str, Any] | None = None
@@ -195,6 +198,11 @@ class Action(WireModel):
         if not self.args_sha256:
             self.args_sha256 = args_sha256(self.args)
         return self
+
+
+def overdue(action: Action, now: str) -> bool:
+    """A pending action whose time to be answered has passed (`now` as utc_now writes it)."""
+    return action.status == "pending" and action.expires_at is not None and action.expires_at <= now
 
 
 def action_cursor(action: Action) -> str:

@@ -34,6 +34,7 @@ class StepWrite:
     resolve_actions: each must still be pending, in `interaction` and `session`.
     open_actions: new pending actions (one already pending in the same interaction is left as it is).
     record_outcomes: each must be resolved by `run` and have no outcome yet.
+    tell_expired: each must be expired and not told yet (no resolved_run_id): `run` tells the agent.
     frames: written as `append_frames` would, in the same write.
     """
 
@@ -47,6 +48,7 @@ class StepWrite:
     resolve_actions: list[Action] = field(default_factory=list)
     open_actions: list[Action] = field(default_factory=list)
     record_outcomes: list[Action] = field(default_factory=list)
+    tell_expired: list[Action] = field(default_factory=list)
     touch_last_active: bool = False
     # frames of the run (JSON objects with their frame_seq) kept with the step, until frames_expire_at
     frames: list[dict[str, Any]] = field(default_factory=list)

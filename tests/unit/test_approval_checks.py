@@ -8,7 +8,7 @@ import hashlib
 from typing import Any
 
 import pytest
-from beam_store import ActionResponsePart
+from beam_store import ActionResponsePart, ToolResultPart
 from riverbeam.pipeline import checks
 
 from tests.unit.test_resume_checks import NOW, USER, action, code, request, response
@@ -65,8 +65,19 @@ def test_an_edit_must_be_allowed_and_fit_the_tool(
     assert checks.response_refusal(stored.action_id, stored, req.actions[0], req) is None
 
 
-def test_the_edit_checks_come_after_the_contracts_checks() -> None:
-    assert (*checks.CHECK_ORDER, "BEM-071", "BEM-001") == checks.RESOLVE_ORDER
+def test_expiry_comes_after_pending_and_the_edit_checks_after_the_contracts_checks() -> None:
+    expected = (
+        "BEM-027",
+        "BEM-064",
+        "BEM-065",
+        "BEM-066",
+        "BEM-070",
+        "BEM-067",
+        "BEM-068",
+        "BEM-071",
+        "BEM-001",
+    )
+    assert expected == checks.RESOLVE_ORDER
     forbidden, unfit, mismatched = action(tool="deploy"), action(), action()
     req = request(
         response(forbidden, edited_args={"ref": "x"}),
@@ -105,3 +116,33 @@ def test_the_resolution_keeps_the_requested_args_beside_the_edited_ones() -> Non
     assert (third.status, third.run_args) == ("cancelled", None)
     told = next(checks.resolution_messages(first, "run-1", NOW)).content[0]
     assert isinstance(told, ActionResponsePart) and told.edited_args == {"ref": "main"}
+
+
+@pytest.mark.parametrize(
+    "changes, now, expected",
+    [
+        ({}, NOW, None),  # no expires_at: it waits
+        ({"expires_at": "2026-01-01T00:00:00.000001Z"}, NOW, None),
+        ({"expires_at": NOW}, NOW, "BEM-070"),  # at its time it is past it
+        ({"expires_at": NOW}, None, None),  # no clock given: not checked
+        ({"status": "expired", "expires_at": NOW}, None, "BEM-070"),  # stored expired: 410, not 066
+        ({"status": "resolved", "expires_at": NOW}, NOW, "BEM-066"),
+    ],
+)
+def test_an_action_past_its_time_is_410(
+    changes: dict[str, Any], now: str | None, expected: str | None
+) -> None:
+    stored = action(**changes)
+    req = request(response(stored))
+    error = checks.response_refusal(stored.action_id, stored, req.actions[0], req, checks.ANY_EDIT, now)
+    assert code(error) == expected
+    if error is not None and error.code == "BEM-070":
+        assert error.status == 410
+
+
+def test_expiry_is_told_as_a_tool_error() -> None:
+    message = checks.expiry_message(action(expires_at=NOW), "run-2", NOW)
+    part = message.content[0]
+    assert (message.role, message.run_id) == ("tool", "run-2")
+    assert isinstance(part, ToolResultPart) and part.status == "error" and part.error is not None
+    assert part.error.code == "BEM-070" and NOW in part.error.message

@@ -113,8 +113,11 @@ class ActionRequest(WireModel):
     kind: Literal["confirmation"] = "confirmation"
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
-    # set by the pipeline: the hash of `args` (CONTRACT 1)
+    # set by the pipeline: the hash of `args` (CONTRACT 1), and until when a person may answer
     args_sha256: str | None = None
+    expires_at: str | None = None
+    # how long the runner's tool gives a person to answer (None: the agent's time, by default 24 h)
+    expires_after: float | None = Field(default=None, exclude=True)
 
 
 class NewMessage(WireModel):

@@ -133,7 +133,7 @@ class ToolAgentRunner:
                 )
             )
             if confirm:
-                asks.append(ActionRequest(action_id=call.tool_call_id, tool=call.name, args=call.args))
+                asks.append(self._ask(call))
             else:
                 part = self._execute(call.tool_call_id, call.name, call.args, emit)
                 add(NewMessage(role="tool", content=[part]))
@@ -162,8 +162,14 @@ class ToolAgentRunner:
         )
         return part
 
-    @staticmethod
-    def _unanswered(conversation: Sequence[NewMessage]) -> list[ActionRequest]:
+    def _ask(self, call: ToolCallPart) -> ActionRequest:
+        tool = self.tools.get(call.name)
+        expires_after = tool.expires_after if tool is not None else None
+        return ActionRequest(
+            action_id=call.tool_call_id, tool=call.name, args=call.args, expires_after=expires_after
+        )
+
+    def _unanswered(self, conversation: Sequence[NewMessage]) -> list[ActionRequest]:
         """Tool calls of the last ai turn that have no result yet."""
         last_ai = max((i for i, m in enumerate(conversation) if m.role == "ai"), default=None)
         if last_ai is None:
@@ -175,8 +181,4 @@ class ToolAgentRunner:
             if isinstance(p, ToolResultPart)
         }
         calls = [p for p in conversation[last_ai].content if isinstance(p, ToolCallPart)]
-        return [
-            ActionRequest(action_id=c.tool_call_id, tool=c.name, args=c.args)
-            for c in calls
-            if c.tool_call_id not in answered
-        ]
+        return [self._ask(c) for c in calls if c.tool_call_id not in answered]

@@ -16,7 +16,7 @@ import boto3
 from botocore.exceptions import ClientError
 
 from ..errors import RunClaimed, RunNotRunning, StoreBusy
-from ..records import Action, ActionStatus, Connection, Interaction, Message, Run, Session
+from ..records import Action, ActionStatus, Connection, Interaction, Message, Run, Session, overdue
 from ..step import StepWrite, numbered
 from .expressions import Expression
 from .items import (
@@ -26,6 +26,8 @@ from .items import (
     MAX_SEQ,
     TTL_ATTRIBUTE,
     Item,
+    action_gsi1sk,
+    action_gsi2sk,
     action_key,
     connection_item,
     connection_key,
@@ -208,6 +210,32 @@ class DynamoBeamStore:
             }
         items = self._query(limit, **params)
         return [Action.model_validate(deserialize_item(i)) for i in items]
+
+    def expire_action(self, action_id: str, now: str) -> Action | None:
+        current = self.get_action(action_id)
+        if current is None or not overdue(current, now):
+            return current
+        expired = current.model_copy(update={"status": "expired", "updated_at": now})
+        e = Expression()
+        condition = e.all(e.eq("status", "pending"), f"{e.name('expires_at')} <= {e.value(serialize(now))}")
+        changes = {
+            "status": serialize("expired"),
+            "updated_at": serialize(now),
+            "gsi1sk": serialize(action_gsi1sk(expired)),
+            "gsi2sk": serialize(action_gsi2sk(expired)),
+        }
+        try:
+            self.client.update_item(
+                TableName=self.table_name,
+                Key=action_key(action_id),
+                **e.apply({"UpdateExpression": e.sets(changes), "ConditionExpression": condition}),
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            return load(Action, cast(Item | None, error.response.get("Item"))) or self.get_action(action_id)
+        return expired
 
     def claim_run(self, run_id: str, claimed_by: str, lease_expires_at: str, now: str) -> Run:
         e = Expression()

@@ -2,9 +2,10 @@
 
 Each item is one part of the step (conflicts.Part), in this order, each on its condition:
 
-    resolve   Update ACTION   exists, pending, in the interaction and session
+    resolve   Update ACTION   exists, pending, in the interaction and session, not past expires_at
     outcome   Update ACTION   resolved by this run, no outcome yet
     open      Update ACTION   missing, or pending in the same interaction (then left as it is)
+    told      Update ACTION   expired, its expiry not told yet (no resolved_run_id)
     session   Put SESSION     missing                       (a new session)
               Update SESSION  exists, same owner, last_seq as read (when the step has messages)
     interaction Put           missing                       (create, held by the run)
@@ -49,6 +50,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "resolve": Action,
     "outcome": Action,
     "open": Action,
+    "told": Action,
     "session": Session,
     "interaction": Interaction,
     "run": Run,
@@ -62,6 +64,7 @@ def _resolve(action: Action, now: str) -> dict[str, Any]:
         e.eq("status", "pending"),
         e.eq("interaction_id", action.interaction_id),
         e.eq("session_id", action.session_id),
+        e.any(e.missing("expires_at"), f"{e.name('expires_at')} > {e.value(serialize(now))}"),
     )
     response = action.response.model_dump(mode="json", exclude_none=True) if action.response else None
     changes = {
@@ -83,6 +86,13 @@ def _outcome(action: Action, run_id: str, now: str) -> dict[str, Any]:
     condition = e.all(e.eq("status", "resolved"), e.eq("resolved_run_id", run_id), e.missing("outcome"))
     outcome = action.outcome.model_dump(mode="json", exclude_none=True) if action.outcome else None
     changes = {"outcome": serialize_json(outcome), "updated_at": serialize(now)}
+    return updated(action_key(action.action_id), changes, condition, e)
+
+
+def _told(action: Action, run_id: str, now: str) -> dict[str, Any]:
+    e = Expression()
+    condition = e.all(e.eq("status", "expired"), e.missing("resolved_run_id"))
+    changes = {"resolved_run_id": serialize(run_id), "updated_at": serialize(now)}
     return updated(action_key(action.action_id), changes, condition, e)
 
 
@@ -148,6 +158,7 @@ def transact_items(
         *((("resolve", a.action_id), "Update", _resolve(a, now)) for a in step.resolve_actions),
         *((("outcome", a.action_id), "Update", _outcome(a, run_id, now)) for a in step.record_outcomes),
         *((("open", a.action_id), "Update", _open(a)) for a in step.open_actions),
+        *((("told", a.action_id), "Update", _told(a, run_id, now)) for a in step.tell_expired),
         (("session", step.session.session_id), *_session(step, session_exists, expected_seq, now)),
         (("interaction", step.interaction.interaction_id), *_interaction(step, now)),
         (("run", run_id), "Put", _run(step)),

@@ -12,7 +12,7 @@ from beam_store import ActionConflict, Message, Session, StepWrite, new_id, utc_
 from ..agents import AgentRunner
 from ..errors import BeamError
 from ..models import InvokeRequest, ResumeHead, ResumeRequest
-from . import checks, intake, writes
+from . import checks, expiry, intake, writes
 from .frames import started_frame
 from .history import read as read_conversation
 from .setup import Setup
@@ -54,6 +54,7 @@ def open_invoke(
     interaction_id = str(req.interaction_id) if req.interaction_id else new_interaction_id or new_id()
     interaction = interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
     run = new_run(interaction, req.agent_name, now, run_id)
+    told, telling = expiry.untold(setup, interaction_id, run.run_id, now) if req.interaction_id else ([], [])
     opening = StepWrite(
         session=session,
         session_op=session_op,
@@ -61,9 +62,10 @@ def open_invoke(
         interaction_op="acquire" if req.interaction_id else "create",
         run=run,
         run_op="create",
-        messages=[writes.input_message(run, req.content, now)],
+        messages=[*telling, writes.input_message(run, req.content, now)],
+        tell_expired=told,
     )
-    written = writes.commit(setup.store, opening)
+    written = writes.commit(setup.store, opening, on_action=expiry.busy)
     return Step(
         session=after(session, written),
         interaction=interaction,
@@ -120,21 +122,20 @@ def open_resume(
     req, runner, session, history = _checked_resume(setup, request, with_history)
     responses = checks.responses_by_action(req)
     found = {action_id: setup.store.get_action(action_id) for action_id in responses}
-    refused = checks.first_refusal(found, responses, req, edit_rules(runner))
-    if refused is not None:
-        raise refused
     session_id, interaction_id, user = str(req.session_id), str(req.interaction_id), req.auth_context.user_id
-    now = utc_now()
+    ids, now = (interaction_id, session_id, user), setup.now()
+    refused = checks.first_refusal(found, responses, req, edit_rules(runner), now)
+    if refused is not None:
+        raise expiry.settle_refusal(setup, found, refused, now, ids)
     interaction = interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
     run = new_run(interaction, req.agent_name, now)
     resolved = checks.resolve(found, responses, run.run_id, user, now)
-    drafts = [writes.input_message(run, req.content, now)] if req.content else []
+    told, drafts = expiry.untold(setup, interaction_id, run.run_id, now)
+    drafts += [writes.input_message(run, req.content, now)] if req.content else []
     drafts += [d for action in resolved for d in checks.resolution_messages(action, run.run_id, now)]
 
     def lost(conflict: ActionConflict) -> BeamError:
-        return checks.action_refusal(
-            conflict.action_id, conflict.current, interaction_id, session_id, user
-        ) or BeamError("BEM-066", f"action {conflict.action_id} is not pending")
+        return expiry.lost_resolution(conflict, responses, ids, now)
 
     opening = StepWrite(
         session=session,
@@ -145,6 +146,7 @@ def open_resume(
         run_op="create",
         messages=drafts,
         resolve_actions=resolved,
+        tell_expired=told,
         frames=[started_frame(run, "resume")],
         frames_expire_at=setup.frames_expire_at(),
     )

@@ -27,7 +27,14 @@ from ..models import AgentResult, AuthContext, InvokeRequest, ResumeRequest, Run
 from . import accept, execute, jobs, reads, subscriptions
 from .frames import FrameSink
 from .intake import parse_request
-from .setup import DEFAULT_COALESCE_SECONDS, DEFAULT_FRAME_TTL_SECONDS, DEFAULT_LEASE_SECONDS, Setup
+from .setup import (
+    DEFAULT_COALESCE_SECONDS,
+    DEFAULT_FRAME_TTL_SECONDS,
+    DEFAULT_LEASE_SECONDS,
+    Clock,
+    Setup,
+    utc_clock,
+)
 
 logger = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -60,11 +67,14 @@ class RiverBeam:
         *,
         frame_ttl_seconds: int = DEFAULT_FRAME_TTL_SECONDS,
         coalesce_seconds: float = DEFAULT_COALESCE_SECONDS,
+        clock: Clock = utc_clock,
     ) -> None:
+        """`clock` tells the time actions expire by (an aware datetime; UTC now by default)."""
         self._setup = Setup(
             store if store is not None else InMemoryStore(),
             frame_ttl_seconds=frame_ttl_seconds,
             coalesce_seconds=coalesce_seconds,
+            clock=clock,
         )
 
     @property
@@ -74,10 +84,16 @@ class RiverBeam:
     def set_store(self, store: BeamStore) -> None:
         self._setup.store = store
 
-    def register_agent(self, name: str, runner: AgentRunner) -> None:
+    def register_agent(
+        self, name: str, runner: AgentRunner, *, action_ttl_seconds: float | None = None
+    ) -> None:
+        """`action_ttl_seconds`: how long a person has to answer the agent's actions (24 h by default; a
+        tool's own `expires_after` wins)."""
         if not callable(getattr(runner, "run", None)):
             raise TypeError("a runner needs a run(input, emit) method")
         self._setup.agents[name] = runner
+        if action_ttl_seconds is not None:
+            self._setup.action_ttls[name] = action_ttl_seconds
 
     def register_agents_on_first_use(self, loader: Callable[[], None]) -> None:
         """`loader` registers agents (with `register_agent`) when an agent is first needed, not now: a

@@ -19,7 +19,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from beam_store import (
     Action,
@@ -32,6 +32,7 @@ from beam_store import (
     args_sha256,
     new_id,
 )
+from beam_store.records import overdue
 
 from ..errors import BeamError
 from ..models import ActionResponseEnvelope, ResumeRequest
@@ -41,7 +42,8 @@ from .intake import invalid
 CHECK_ORDER = ("BEM-027", "BEM-064", "BEM-065", "BEM-066", "BEM-067", "BEM-068")
 # then what an approver's edit may fail: the tool forbids it, the edited args do not fit its schema
 EDIT_CHECK_ORDER = ("BEM-071", "BEM-001")
-RESOLVE_ORDER = CHECK_ORDER + EDIT_CHECK_ORDER
+# an action past its expires_at is answered BEM-070 (410) where BEM-066 would not already refuse it
+RESOLVE_ORDER = (*CHECK_ORDER[:4], "BEM-070", *CHECK_ORDER[4:], *EDIT_CHECK_ORDER)
 
 
 @dataclass(frozen=True)
@@ -140,9 +142,17 @@ def action_refusal(
         return BeamError(
             "BEM-065", f"interaction {interaction_id} belongs to another session", field="interaction_id"
         )
+    if current.status == "expired":
+        return expired(action_id, current)
     if current.status != "pending":
         return BeamError("BEM-066", f"action {action_id} is {current.status}, not pending", field=where)
     return None
+
+
+def expired(action_id: str, action: Action) -> BeamError:
+    return BeamError(
+        "BEM-070", f"action {action_id} expired at {action.expires_at} unanswered", field="actions.action_id"
+    )
 
 
 def payload_refusal(action_id: str, stored: Action, envelope: ActionResponseEnvelope) -> BeamError | None:
@@ -185,12 +195,16 @@ def response_refusal(
     envelope: ActionResponseEnvelope,
     req: ResumeRequest,
     rules: EditRules = ANY_EDIT,
+    now: str | None = None,
 ) -> BeamError | None:
-    """The first check this response fails, in the contract's order; None if it can resolve the action."""
+    """The first check this response fails, in the contract's order; None if it can resolve the action.
+    At `now`, a pending action past its `expires_at` is BEM-070."""
     interaction_id, session_id = str(req.interaction_id), str(req.session_id)
     error = action_refusal(action_id, stored, interaction_id, session_id, req.auth_context.user_id)
     if error is not None or stored is None:
         return error
+    if now is not None and overdue(stored, now):
+        return expired(action_id, stored)
     error = payload_refusal(action_id, stored, envelope)
     if error is not None:
         return error
@@ -207,9 +221,10 @@ def first_refusal(
     responses: Mapping[str, ActionResponseEnvelope],
     req: ResumeRequest,
     rules: EditRules = ANY_EDIT,
+    now: str | None = None,
 ) -> BeamError | None:
     """The refusal of the whole resume: each check over every action before the next check."""
-    failures = [response_refusal(a, found.get(a), e, req, rules) for a, e in responses.items()]
+    failures = [response_refusal(a, found.get(a), e, req, rules, now) for a, e in responses.items()]
     refused = [f for f in failures if f is not None]
     return min(refused, key=lambda f: RESOLVE_ORDER.index(f.code), default=None)
 
@@ -269,18 +284,24 @@ def resolution_messages(action: Action, run_id: str, now: str) -> Iterator[Messa
         refusal = f"{response.who} refused to run {action.tool}" + (
             f": {response.reason}" if response.reason else ""
         )
-        yield MessageDraft(
-            message_id=new_id(),
-            interaction_id=action.interaction_id,
-            run_id=run_id,
-            role="tool",
-            created_at=now,
-            content=[
-                ToolResultPart(
-                    tool_call_id=action.action_id,
-                    name=action.tool,
-                    status="refused",
-                    error=ErrorInfo(code="BEM-069", message=refusal),
-                )
-            ],
-        )
+        yield _not_run(action, run_id, now, "refused", ErrorInfo(code="BEM-069", message=refusal))
+
+
+def expiry_message(action: Action, run_id: str, now: str) -> MessageDraft:
+    """The tool message that tells the agent its action expired unanswered (the tool did not run)."""
+    unanswered = f"nobody answered before {action.expires_at}: {action.tool} did not run"
+    return _not_run(action, run_id, now, "error", ErrorInfo(code="BEM-070", message=unanswered))
+
+
+def _not_run(
+    action: Action, run_id: str, now: str, status: Literal["refused", "error"], error: ErrorInfo
+) -> MessageDraft:
+    """The tool message of an action whose tool did not run, and why."""
+    return MessageDraft(
+        message_id=new_id(),
+        interaction_id=action.interaction_id,
+        run_id=run_id,
+        role="tool",
+        created_at=now,
+        content=[ToolResultPart(tool_call_id=action.action_id, name=action.tool, status=status, error=error)],
+    )

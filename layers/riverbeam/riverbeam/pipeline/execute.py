@@ -161,6 +161,8 @@ def run_step(setup: Setup, step: Step, on_frame: FrameSink | None, *, record_fra
     emitter.emit(RunStartedFrame(agent_name=step.run.agent_name, kind=step.kind))
     log = StepLog(logger, step.ids())
     result, failure = _run_agent(step, emitter, log)
+    for request in result.action_required:
+        request.expires_at = setup.expires_at(step.run.agent_name, request.expires_after)
     try:
         return _close(setup, step, result, failure, emitter, recorder)
     except Exception as error:

@@ -6,6 +6,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from beam_store import BeamStore
 
@@ -17,6 +18,18 @@ DEFAULT_FRAME_TTL_SECONDS = 24 * 3600
 DEFAULT_COALESCE_SECONDS = 0.1
 # a worker holds a run this long; its queue must not redeliver the job sooner (visibility timeout)
 DEFAULT_LEASE_SECONDS = 900
+# a person has this long to answer an action, unless its agent or its tool says otherwise
+DEFAULT_ACTION_TTL_SECONDS = 24 * 3600
+Clock = Callable[[], datetime]
+
+
+def utc_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(moment: datetime) -> str:
+    """A time as the records hold it (beam_store.utc_now's form, so that they sort as strings)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @dataclass
@@ -25,6 +38,10 @@ class Setup:
     agents: dict[str, AgentRunner] = field(default_factory=dict)
     frame_ttl_seconds: int = DEFAULT_FRAME_TTL_SECONDS
     coalesce_seconds: float = DEFAULT_COALESCE_SECONDS
+    # what time it is: expiry is decided by it (tests give another)
+    clock: Clock = utc_clock
+    # the seconds each agent gives a person to answer, where it says (else the default)
+    action_ttls: dict[str, float] = field(default_factory=dict)
     # agents registered on first use (RiverBeam.register_agents_on_first_use), in the order given
     loaders: list[Callable[[], None]] = field(default_factory=list)
     _loading: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
@@ -43,6 +60,15 @@ class Setup:
         if runner is None:
             raise BeamError("BEM-021", f"unknown agent_name {agent_name!r}", field="agent_name")
         return runner
+
+    def now(self) -> str:
+        return iso(self.clock())
+
+    def expires_at(self, agent_name: str, expires_after: float | None) -> str:
+        """When an action asked for now expires: after the tool's time, else the agent's, else 24 h."""
+        ttl = expires_after if expires_after is not None else self.action_ttls.get(agent_name)
+        seconds = ttl if ttl is not None else DEFAULT_ACTION_TTL_SECONDS
+        return iso(self.clock() + timedelta(seconds=seconds))
 
     def frames_expire_at(self) -> int:
         """When the frames a step keeps now expire (epoch seconds)."""

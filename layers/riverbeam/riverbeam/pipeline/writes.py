@@ -159,6 +159,7 @@ def _asked(step: Step, result: AgentResult, now: str) -> list[Action]:
             args=request.args,
             args_sha256=args_sha256(request.args),
             status="pending",
+            expires_at=request.expires_at,
             created_at=now,
             updated_at=now,
         )

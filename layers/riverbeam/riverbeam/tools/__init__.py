@@ -22,6 +22,8 @@ class Tool:
     confirm_required: bool = False
     # whether the person who approves a call may edit its args
     editable: bool = True
+    # seconds a person has to answer a call of it (None: the agent's time)
+    expires_after: float | None = None
 
     def json_schema(self) -> dict[str, Any]:
         return self.args_model.model_json_schema()
@@ -69,6 +71,7 @@ def make_tool(
     name: str | None = None,
     confirm_required: bool = False,
     editable: bool = True,
+    expires_after: float | None = None,
 ) -> Tool:
     tool_name = name or func.__name__
     return Tool(
@@ -78,6 +81,7 @@ def make_tool(
         args_model=_args_model(func, tool_name),
         confirm_required=confirm_required,
         editable=editable,
+        expires_after=expires_after,
     )
 
 
@@ -85,7 +89,11 @@ def make_tool(
 def tool(func: Callable[..., Any], /) -> Tool: ...
 @overload
 def tool(
-    *, name: str | None = None, confirm_required: bool = False, editable: bool = True
+    *,
+    name: str | None = None,
+    confirm_required: bool = False,
+    editable: bool = True,
+    expires_after: float | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -96,12 +104,16 @@ def tool(
     name: str | None = None,
     confirm_required: bool = False,
     editable: bool = True,
+    expires_after: float | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """`@tool` or `@tool(confirm_required=True)`: a tool that needs a person's approval before it runs;
-    `editable=False`: the person may approve or reject it, never change its args."""
+    `editable=False`: the person may approve or reject it, never change its args; `expires_after`:
+    the seconds a person has to answer (else the agent's time, 24 h by default)."""
     if func is not None:
         return make_tool(func)
-    return lambda f: make_tool(f, name=name, confirm_required=confirm_required, editable=editable)
+    return lambda f: make_tool(
+        f, name=name, confirm_required=confirm_required, editable=editable, expires_after=expires_after
+    )
 
 
 __all__ = ["Tool", "make_tool", "tool"]

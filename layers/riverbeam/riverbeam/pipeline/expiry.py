@@ -1,0 +1,67 @@
+"""Actions that nobody answered in time (CONTRACT 1, `expires_at`): expired lazily, when a resume or the
+interaction's next run touches them, each by one conditional write on the action (pending and past its
+time), so a resolution racing it (conditional on the opposite) has exactly one outcome; and told to the
+agent by the interaction's next run, once (a tool message with status error and BEM-070)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from beam_store import Action, ActionConflict, MessageDraft
+from beam_store.records import overdue
+
+from ..errors import BeamError
+from . import checks
+from .setup import Setup
+
+
+def settle_refusal(
+    setup: Setup, found: Mapping[str, Action | None], refusal: BeamError, now: str, ids: tuple[str, str, str]
+) -> BeamError:
+    """A refused resume's answer. Where it is BEM-070, each action answered past its time is stored
+    `expired`; one that a resolution took first is answered as that resolution left it (BEM-066)."""
+    if refusal.code != "BEM-070":
+        return refusal
+    interaction_id, session_id, user_id = ids
+    for action_id, action in found.items():
+        if action is None or not overdue(action, now):
+            continue
+        after = setup.store.expire_action(action_id, now)
+        if after is not None and after.status != "expired":
+            return checks.action_refusal(action_id, after, interaction_id, session_id, user_id) or refusal
+    return refusal
+
+
+def lost_resolution(
+    conflict: ActionConflict, answered: Mapping[str, object], ids: tuple[str, str, str], now: str
+) -> BeamError:
+    """Why a resume's opening write lost an action: its own action resolved or expired meanwhile (the
+    action's refusal), or an expiry another run told first (that run held the interaction: BEM-040)."""
+    if conflict.action_id not in answered:
+        return BeamError("BEM-040", field="interaction_id")
+    current = conflict.current
+    if current is not None and overdue(current, now):
+        return checks.expired(conflict.action_id, current)
+    return checks.action_refusal(conflict.action_id, current, *ids) or BeamError(
+        "BEM-066", f"action {conflict.action_id} is not pending"
+    )
+
+
+def untold(
+    setup: Setup, interaction_id: str, run_id: str, now: str
+) -> tuple[list[Action], list[MessageDraft]]:
+    """The interaction's actions that expired (those past their time are expired now) and that no run
+    told the agent of yet, with the tool messages that tell it: for the next run's opening write."""
+    clock_now = setup.now()
+    expired: list[Action] = []
+    for action in setup.store.list_actions(interaction_id):
+        if overdue(action, clock_now):
+            action = setup.store.expire_action(action.action_id, clock_now) or action
+        if action.status == "expired" and action.resolved_run_id is None:
+            expired.append(action)
+    return expired, [checks.expiry_message(a, run_id, now) for a in expired]
+
+
+def busy(conflict: ActionConflict) -> BeamError:
+    """An invoke's opening write lost telling an expiry: another run of the interaction told it."""
+    return BeamError("BEM-040", field="interaction_id")

@@ -1,0 +1,170 @@
+"""Pending actions expire (issue 13), on every store, by an injectable clock (no sleeps): `expires_at` (24 h,
+per agent, per tool), a resume past it refused 410 BEM-070 and the action stored `expired` (never a
+rejection), the agent told on the interaction's next run, once, and the interaction not blocked."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from beam_store import BeamStore, ToolResultPart
+from riverbeam import (
+    AgentResult,
+    BeamError,
+    ModelTurn,
+    RiverBeam,
+    ScriptedModel,
+    ToolAgentRunner,
+    ToolCall,
+    tool,
+)
+
+from tests.support.agents import PushCounter, author_beam, invoke_body, resume_body
+
+T0 = datetime(2026, 12, 3, 9, 0, 0, tzinfo=UTC)
+
+
+class Clock:
+    """A clock that moves only when a test moves it."""
+
+    def __init__(self) -> None:
+        self.moment = T0
+
+    def __call__(self) -> datetime:
+        return self.moment
+
+    def advance(self, **delta: float) -> None:
+        self.moment += timedelta(**delta)
+
+
+def iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+def clocked(store: BeamStore, clock: Clock, **register: float) -> tuple[RiverBeam, PushCounter]:
+    beam, counter = author_beam(store)
+    runner = beam._setup.agents["author"]
+    beam = RiverBeam(store, clock=clock)
+    beam.register_agent("author", runner, **register)  # type: ignore[arg-type]
+    return beam, counter
+
+
+def asked(beam: RiverBeam) -> AgentResult:
+    result = beam.invoke(invoke_body())
+    assert isinstance(result, AgentResult) and result.interrupted
+    return result
+
+
+def test_an_action_expires_after_24_hours_by_default(store: BeamStore, clock: Clock) -> None:
+    beam, _ = clocked(store, clock)
+    result = asked(beam)
+    request = result.action_required[0]
+    assert request.expires_at == iso(T0 + timedelta(hours=24))
+    stored = beam.read_action(str(request.action_id), user_id="u1")
+    assert stored.expires_at == request.expires_at
+
+
+def test_an_agent_and_a_tool_may_give_another_time(store: BeamStore, clock: Clock) -> None:
+    beam, _ = clocked(store, clock, action_ttl_seconds=60)
+    assert asked(beam).action_required[0].expires_at == iso(T0 + timedelta(seconds=60))
+    counter = PushCounter()
+    tool = counter.tool()
+    quick = type(tool)(**{**tool.__dict__, "expires_after": 5.0})
+    beam, _ = clocked(store, clock, action_ttl_seconds=60)
+    beam._setup.agents["author"].tools["git_push"] = quick  # type: ignore[attr-defined]
+    assert asked(beam).action_required[0].expires_at == iso(T0 + timedelta(seconds=5))
+
+
+def test_a_resume_in_time_runs_the_tool(store: BeamStore, clock: Clock) -> None:
+    beam, counter = clocked(store, clock)
+    result = asked(beam)
+    clock.advance(hours=23, minutes=59)
+    beam.resume(resume_body(result))
+    assert counter.pushed == ["docs/update"]
+
+
+def test_a_resume_past_the_time_is_410_and_the_action_expired(store: BeamStore, clock: Clock) -> None:
+    beam, counter = clocked(store, clock)
+    result = asked(beam)
+    action_id = str(result.action_required[0].action_id)
+    clock.advance(hours=24)
+    for _ in range(2):  # the first stores it expired, the next finds it so
+        with pytest.raises(BeamError) as raised:
+            beam.resume(resume_body(result, "cancelled"))
+        assert (raised.value.code, raised.value.status) == ("BEM-070", 410)
+    action = beam.read_action(action_id, user_id="u1")
+    assert action.status == "expired" and action.response is None and counter.pushed == []
+    session_id = str(result.session_id)
+    assert [a.action_id for a in beam.read_actions(session_id, user_id="u1", status="expired")] == [action_id]
+    assert beam.read_actions(session_id, user_id="u1", status="pending") == []
+    assert beam.read_actions(session_id, user_id="u1", status="cancelled") == []
+
+
+def _told(beam: RiverBeam, session_id: str) -> list[ToolResultPart]:
+    return [
+        p
+        for m in beam.read_messages(session_id, user_id="u1")
+        for p in m.content
+        if isinstance(p, ToolResultPart) and p.error is not None and p.error.code == "BEM-070"
+    ]
+
+
+@pytest.mark.parametrize("resumed_first", [True, False])
+def test_the_agent_is_told_on_the_next_run_once_and_the_interaction_goes_on(
+    store: BeamStore, clock: Clock, resumed_first: bool
+) -> None:
+    beam, counter = clocked(store, clock)
+    result = asked(beam)
+    session_id, interaction_id = str(result.session_id), str(result.interaction_id)
+    action_id = str(result.action_required[0].action_id)
+    clock.advance(days=2)
+    if resumed_first:  # expired by a resume; else by the next run itself
+        with pytest.raises(BeamError):
+            beam.resume(resume_body(result))
+    again = beam.invoke(invoke_body(session_id, text="and now?", interaction_id=interaction_id))
+    assert isinstance(again, AgentResult) and not again.interrupted
+    assert beam.read_interaction(interaction_id, user_id="u1").status == "completed"
+    told = _told(beam, session_id)
+    assert [(p.tool_call_id, p.status, p.name) for p in told] == [(action_id, "error", "git_push")]
+    action = beam.read_action(action_id, user_id="u1")
+    assert action.status == "expired" and action.resolved_run_id == again.run_id
+    # the model saw it: the tool message comes before the new message, answering the call
+    history = beam.read_messages(session_id, user_id="u1")
+    roles = [(m.role, m.type) for m in history]
+    assert roles[:4] == [("human", "message"), ("ai", "message"), ("tool", "message"), ("human", "message")]
+    beam.invoke(invoke_body(session_id, text="still there?", interaction_id=interaction_id))
+    assert len(_told(beam, session_id)) == 1 and counter.pushed == []
+
+
+def test_a_resume_of_one_action_tells_the_agent_another_expired(store: BeamStore, clock: Clock) -> None:
+    counter, deployed = PushCounter(), list[str]()
+
+    @tool(confirm_required=True, expires_after=60)
+    def deploy(env: str) -> str:
+        """Deploy, if someone says so within a minute."""
+        deployed.append(env)
+        return env
+
+    calls = [
+        ToolCall(name="git_push", args={"ref": "docs/update"}),
+        ToolCall(name="deploy", args={"env": "prod"}),
+    ]
+    model = ScriptedModel([ModelTurn(tool_calls=calls), ModelTurn(text="done")])
+    beam = RiverBeam(store, clock=clock)
+    beam.register_agent("author", ToolAgentRunner(model=model, tools=[counter.tool(), deploy]))
+    result = asked(beam)
+    push, later = result.action_required
+    assert push.expires_at == iso(T0 + timedelta(hours=24))
+    assert later.expires_at == iso(T0 + timedelta(seconds=60))
+    clock.advance(minutes=2)
+    beam.resume(resume_body(result))  # answers the push, in time
+    assert counter.pushed == ["docs/update"] and deployed == []
+    told = _told(beam, str(result.session_id))
+    assert [p.tool_call_id for p in told] == [later.action_id]
+    assert beam.read_action(str(later.action_id), user_id="u1").status == "expired"
+    assert beam.read_interaction(str(result.interaction_id), user_id="u1").status == "completed"

@@ -1,0 +1,45 @@
+"""A resume racing the expiry of its action has exactly one outcome (issue 13): on the DynamoDB-compatible
+server (and the other stores), two beams on one store, one whose clock is before the action's expires_at
+(its resume resolves it) and one whose clock is past it (its resume expires it), released together."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from beam_store import BeamStore
+from riverbeam import AgentResult, BeamError, RiverBeam, StreamAck
+
+from tests.support.agents import author_beam, invoke_body, resume_body
+from tests.support.concurrency import race
+
+TRIALS = 4
+T0 = datetime(2026, 12, 3, 9, 0, 0, tzinfo=UTC)
+
+
+@pytest.mark.realserver
+@pytest.mark.timeout(600)
+def test_a_resume_racing_the_expiry_has_one_outcome(store: BeamStore) -> None:
+    beam, counter = author_beam(store)
+    runner = beam._setup.agents["author"]
+    early, late = RiverBeam(store, clock=lambda: T0), RiverBeam(store, clock=lambda: T0 + timedelta(days=1))
+    for b in (early, late):
+        b.register_agent("author", runner)
+    outcomes = []
+    for trial in range(TRIALS):
+        result = early.invoke(invoke_body())
+        assert isinstance(result, AgentResult) and result.interrupted
+        action_id = str(result.action_required[0].action_id)
+        body = resume_body(result)
+        answers = race(2, lambda k, body=body: (early, late)[k].resume(body))
+        stored = store.get_action(action_id)
+        assert stored is not None and stored.status in ("resolved", "expired"), trial
+        if stored.status == "resolved":
+            assert isinstance(answers[0], StreamAck), (trial, answers)
+            assert isinstance(answers[1], BeamError) and answers[1].code == "BEM-066", (trial, answers)
+        else:
+            assert isinstance(answers[1], BeamError) and answers[1].code == "BEM-070", (trial, answers)
+            assert isinstance(answers[0], BeamError) and answers[0].code == "BEM-070", (trial, answers)
+        outcomes.append(stored.status)
+    # the tool ran once for each action resolved, never for one expired
+    assert len(counter.pushed) == outcomes.count("resolved")
