@@ -13,7 +13,7 @@ from ..errors import BeamError
 from ..models import RunJob
 from ..pipeline import RiverBeam, intake
 from . import runtime
-from .websocket import WebSocketPusher
+from .push import WebSocketPusher
 
 # a worker's lease on its run lasts as long as its Lambda can still run, plus this margin
 LEASE_MARGIN_SECONDS = 5
