@@ -150,6 +150,8 @@ resume_routes = APIGatewayHttpRouter()
             "BEM-065",
             "BEM-066",
             "BEM-067",
+            "BEM-070",
+            "BEM-071",
             "BEM-030",
             "BEM-031",
             "BEM-027",
