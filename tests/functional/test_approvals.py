@@ -12,9 +12,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import boto3
 import pytest
 from beam_store import BeamStore, DynamoBeamStore, ToolResultPart
+from beam_store.dynamo import TABLE_DEFINITION
 from beam_store.records import ActionResponsePart, action_cursor
+from moto import mock_aws
 from riverbeam import (
     AgentResult,
     BeamError,
@@ -292,3 +295,22 @@ def test_the_inbox_is_one_query(asking: RiverBeam) -> None:
     with counted(beam.store) as calls:
         found = beam.store.list_session_actions(session_id, status="pending", limit=100)
     assert len(found) == 3 and calls == ["Query"]
+
+
+def test_a_table_made_before_the_inbox_index_gets_it() -> None:
+    """A table (a local stack's data dir) created before gsi2 gets it when the store connects."""
+    indexes = TABLE_DEFINITION["GlobalSecondaryIndexes"]
+    before = {
+        **TABLE_DEFINITION,
+        "AttributeDefinitions": [
+            a for a in TABLE_DEFINITION["AttributeDefinitions"] if not a["AttributeName"].startswith("gsi2")
+        ],
+        "GlobalSecondaryIndexes": [i for i in indexes if i["IndexName"] == "gsi1"],
+    }
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        client.create_table(TableName="older", **before)
+        store = DynamoBeamStore.connect("older", client=client)
+        table = client.describe_table(TableName="older")["Table"]
+        assert {i["IndexName"] for i in table["GlobalSecondaryIndexes"]} == {"gsi1", "gsi2"}
+        assert store.list_session_actions(str(uuid.uuid4()), status="pending") == []
