@@ -121,8 +121,13 @@ def open_resume(
     right after it: stored here, it needs no write of its own before them)."""
     req, runner, session, history = _checked_resume(setup, request, with_history)
     responses = checks.responses_by_action(req)
-    found = {action_id: setup.store.get_action(action_id) for action_id in responses}
     session_id, interaction_id, user = str(req.session_id), str(req.interaction_id), req.auth_context.user_id
+    # the interaction's actions in one Query: the ones answered (a GetItem for any not among them: another
+    # interaction's, or one the index has not caught up with; a stale copy loses the conditional write)
+    # and the expired ones this run tells of
+    listed = setup.store.list_actions(interaction_id)
+    known = {a.action_id: a for a in listed}
+    found = {action_id: known.get(action_id) or setup.store.get_action(action_id) for action_id in responses}
     ids, now = (interaction_id, session_id, user), setup.now()
     refused = checks.first_refusal(found, responses, req, edit_rules(runner), now)
     if refused is not None:
@@ -130,7 +135,7 @@ def open_resume(
     interaction = interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
     run = new_run(interaction, req.agent_name, now)
     resolved = checks.resolve(found, responses, run.run_id, user, now)
-    told, drafts = expiry.untold(setup, interaction_id, run.run_id, now)
+    told, drafts = expiry.untold(setup, interaction_id, run.run_id, now, listed)
     drafts += [writes.input_message(run, req.content, now)] if req.content else []
     drafts += [d for action in resolved for d in checks.resolution_messages(action, run.run_id, now)]
 

@@ -5,7 +5,7 @@ agent by the interaction's next run, once (a tool message with status error and 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from beam_store import Action, ActionConflict, MessageDraft
 from beam_store.records import overdue
@@ -48,13 +48,14 @@ def lost_resolution(
 
 
 def untold(
-    setup: Setup, interaction_id: str, run_id: str, now: str
+    setup: Setup, interaction_id: str, run_id: str, now: str, listed: Sequence[Action] | None = None
 ) -> tuple[list[Action], list[MessageDraft]]:
     """The interaction's actions that expired (those past their time are expired now) and that no run
-    told the agent of yet, with the tool messages that tell it: for the next run's opening write."""
+    told the agent of yet, with the tool messages that tell it: for the next run's opening write.
+    `listed`: the interaction's actions where the step read them already (a resume), else read here."""
     clock_now = setup.now()
     expired: list[Action] = []
-    for action in setup.store.list_actions(interaction_id):
+    for action in listed if listed is not None else setup.store.list_actions(interaction_id):
         if overdue(action, clock_now):
             action = setup.store.expire_action(action.action_id, clock_now) or action
         if action.status == "expired" and action.resolved_run_id is None:
