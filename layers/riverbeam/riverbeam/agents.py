@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from beam_store.records import ContentPart, Message
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .models import AgentResult, FrameHeader
 
@@ -24,6 +24,8 @@ class ResolvedAction(BaseModel):
     run it with: the stored ones, or those the approver edited (`edited`; `requested_args` are the
     stored ones then)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     action_id: str
     status: Literal["submitted", "cancelled"]
     tool: str
@@ -39,6 +41,8 @@ DEFAULT_HISTORY_WINDOW = 100
 
 
 class AgentInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built by the first step run here, not at import
+
     agent_name: str
     session_id: str
     interaction_id: str

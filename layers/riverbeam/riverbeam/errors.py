@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 CATALOGUE: dict[str, tuple[int, str]] = {
     "BEM-001": (400, "the request does not fit the request model"),
@@ -62,12 +62,16 @@ def clip(text: str, limit: int) -> str:
 
 
 class ErrorBody(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built by the first refusal
+
     code: str
     message: str
     request_id: str | None = None
 
 
 class ErrorResponse(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built by the first refusal
+
     error: ErrorBody
 
 
