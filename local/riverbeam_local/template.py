@@ -118,8 +118,15 @@ def _functions(root: Path, doc: dict[str, Any]) -> dict[str, Function]:
     return found
 
 
-def load(root: Path = ROOT) -> Template:
+def read(root: Path = ROOT) -> dict[str, Any]:
+    """template.yaml as a document, its short tags in CloudFormation's long form ({"Ref": ...},
+    {"Fn::GetAtt": ...})."""
     doc: dict[str, Any] = yaml.load((root / "template.yaml").read_text(), Loader=_CloudFormationLoader)
+    return doc
+
+
+def load(root: Path = ROOT) -> Template:
+    doc = read(root)
     resources: dict[str, dict[str, Any]] = doc["Resources"]
     functions = _functions(root, doc)
 

@@ -14,7 +14,8 @@ import pytest
 from riverbeam.aws import runtime
 from riverbeam.pipeline import limits
 
-from tests.support.lambda_stack import Stack, http_event, lambda_stack, ws_event
+from tests.support.agents import invoke_body, resume_body
+from tests.support.lambda_stack import Stack, http_event, lambda_stack, resources_of, ws_event
 from tests.support.stores import snapshot
 
 MAX_ERROR_BODY = 64 * 1024
@@ -26,40 +27,12 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
         yield s
 
 
-def invoke(session_id: str | None = None, **extra: Any) -> dict[str, Any]:
-    return {
-        "agent_name": "author",
-        "session_id": session_id or str(uuid.uuid4()),
-        "content": [{"type": "text", "text": "Push docs/update"}],
-        "auth_context": {"user_id": "u1"},
-        **extra,
-    }
-
-
 def interrupted(stack: Stack) -> dict[str, Any]:
-    answer = stack.call("invoke", http_event("invoke/http", body=invoke()))
+    answer = stack.call("invoke", http_event("invoke/http", body=invoke_body()))
     assert answer["statusCode"] == 200, answer
     result: dict[str, Any] = json.loads(answer["body"])
     assert result["interrupted"]
     return result
-
-
-def resume(result: dict[str, Any], **envelope: Any) -> dict[str, Any]:
-    action = result["action_required"][0]
-    return {
-        "agent_name": "author",
-        "session_id": result["session_id"],
-        "interaction_id": result["interaction_id"],
-        "actions": [
-            {
-                "action_id": action["action_id"],
-                "status": "submitted",
-                "payload": {"tool": action["tool"], "args": action["args"]},
-                **envelope,
-            }
-        ],
-        "auth_context": {"user_id": "u1"},
-    }
 
 
 def refused(stack: Stack, function: str, e: dict[str, Any], code: str, status: int) -> dict[str, Any]:
@@ -82,7 +55,7 @@ def refused(stack: Stack, function: str, e: dict[str, Any], code: str, status: i
 
 @pytest.mark.parametrize("parts", [100_000, 20_000, limits.MAX_CONTENT_PARTS + 1])
 def test_too_many_tiny_parts_are_413_naming_the_limit(stack: Stack, parts: int) -> None:
-    body = invoke(content=[{"type": "text", "text": "x"}] * parts)
+    body = invoke_body(content=[{"type": "text", "text": "x"}] * parts)
     error = refused(stack, "invoke", http_event("invoke/http", body=body), "BEM-002", 413)
     limit = limits.MAX_BODY_BYTES if parts == 100_000 else limits.MAX_CONTENT_PARTS
     assert f"the limit is {limit}" in error["message"], error
@@ -90,19 +63,19 @@ def test_too_many_tiny_parts_are_413_naming_the_limit(stack: Stack, parts: int) 
 
 def test_text_whose_stored_form_is_over_the_limit_is_413(stack: Stack) -> None:
     # 150,000 bytes of text, but every quote is escaped where it is stored: 300,000 bytes of JSON
-    body = invoke(content=[{"type": "text", "text": '"' * 150_000}])
+    body = invoke_body(content=[{"type": "text", "text": '"' * 150_000}])
     error = refused(stack, "invoke", http_event("invoke/http", body=body), "BEM-002", 413)
     assert str(limits.MAX_CONTENT_BYTES) in error["message"]
 
 
 def test_a_body_over_a_mebibyte_is_413_before_it_is_parsed(stack: Stack) -> None:
-    body = json.dumps(invoke(padding="x" * (limits.MAX_BODY_BYTES + 1)))
+    body = json.dumps(invoke_body(padding="x" * (limits.MAX_BODY_BYTES + 1)))
     error = refused(stack, "invoke", http_event("invoke/http", body=body), "BEM-002", 413)
     assert str(limits.MAX_BODY_BYTES) in error["message"]
 
 
 def test_an_owner_id_too_long_to_key_is_413(stack: Stack) -> None:
-    body = invoke(auth_context={"user_id": "u" * (limits.MAX_IDENTITY_BYTES + 1)})
+    body = invoke_body(auth_context={"user_id": "u" * (limits.MAX_IDENTITY_BYTES + 1)})
     refused(stack, "invoke", http_event("invoke/http", body=body), "BEM-002", 413)
 
 
@@ -116,7 +89,7 @@ def test_an_owner_id_too_long_to_key_is_413(stack: Stack) -> None:
 def test_resume_args_or_reason_over_the_limit_are_413(
     stack: Stack, envelope: dict[str, Any], field: str
 ) -> None:
-    body = resume(interrupted(stack), **envelope)
+    body = resume_body(interrupted(stack), **envelope)
     error = refused(stack, "resume", http_event("resume/http", body=body), "BEM-002", 413)
     assert field in error["message"]
 
@@ -125,7 +98,8 @@ def test_the_largest_accepted_input_runs_through_the_queue(stack: Stack) -> None
     """Just under every limit: accepted, queued, run by the worker and stored whole."""
     part = "é" * ((limits.MAX_CONTENT_BYTES - 4096) // (2 * limits.MAX_CONTENT_PARTS))
     content = [{"type": "text", "text": part}] * limits.MAX_CONTENT_PARTS
-    answer = stack.call("invoke", http_event("invoke/http_stream", body=invoke(content=content, stream=True)))
+    body = invoke_body(content=content, stream=True)
+    answer = stack.call("invoke", http_event("invoke/http_stream", body=body))
     assert answer["statusCode"] == 202, answer["body"][:500]
     ack = json.loads(answer["body"])
     assert stack.drain() == []
@@ -138,7 +112,7 @@ def test_the_largest_accepted_input_runs_through_the_queue(stack: Stack) -> None
 def test_a_queue_message_over_a_limit_fails_alone_with_bem002(
     stack: Stack, caplog: pytest.LogCaptureFixture
 ) -> None:
-    body = invoke(content=[{"type": "text", "text": "x"}] * (limits.MAX_CONTENT_PARTS + 1))
+    body = invoke_body(content=[{"type": "text", "text": "x"}] * (limits.MAX_CONTENT_PARTS + 1))
     stack.sqs.send_message(QueueUrl=stack.queue_url, MessageBody=json.dumps(body), MessageGroupId="g")
     records = stack.receive()
     before = snapshot(runtime.beam().store)
@@ -152,14 +126,14 @@ def test_a_queue_message_over_a_limit_fails_alone_with_bem002(
 
 
 def test_twenty_thousand_unknown_keys_get_a_short_bem001(stack: Stack) -> None:
-    body = invoke(**{f"k{i}": 0 for i in range(20_000)})
+    body = invoke_body(**{f"k{i}": 0 for i in range(20_000)})
     error = refused(stack, "invoke", http_event("invoke/http", body=body), "BEM-001", 400)
     assert len(error["message"]) < 2000
     assert "k0" in error["message"] and "19995 more" in error["message"]
 
 
 def test_two_hundred_thousand_unknown_keys_get_a_short_answer(stack: Stack) -> None:
-    body = invoke(**{f"k{i}": 0 for i in range(200_000)})
+    body = invoke_body(**{f"k{i}": 0 for i in range(200_000)})
     refused(stack, "invoke", http_event("invoke/http", body=body), "BEM-002", 413)
 
 
@@ -185,18 +159,18 @@ def test_a_huge_unknown_route_is_a_short_bem010(stack: Stack) -> None:
 def test_a_malformed_auth_context_is_bem001_naming_the_field(
     stack: Stack, auth_context: Any, field: str
 ) -> None:
-    body = invoke(auth_context=auth_context)
+    body = invoke_body(auth_context=auth_context)
     error = refused(stack, "invoke", http_event("invoke/http", body=body), "BEM-001", 400)
     assert field in error["message"]
     first = interrupted(stack)
-    body = resume(first) | {"auth_context": auth_context}
+    body = resume_body(first) | {"auth_context": auth_context}
     error = refused(stack, "resume", http_event("resume/http", body=body), "BEM-001", 400)
     assert field in error["message"]
 
 
 def test_with_jwt_the_bodys_auth_context_is_ignored(tmp_path: Path) -> None:
     with lambda_stack(tmp_path, auth_mode="jwt", JWT_ISSUER="https://issuer.example") as stack:
-        body = invoke(auth_context={"user_id": "admin", "role": "admin", "profile_id": True})
+        body = invoke_body(auth_context={"user_id": "admin", "role": "admin", "profile_id": True})
         answer = stack.call("invoke", http_event("invoke/http", body=body, sub="u7"))
         assert answer["statusCode"] == 200, answer["body"]
         session = runtime.beam().store.get_session(body["session_id"])
@@ -207,7 +181,7 @@ def test_with_jwt_the_bodys_auth_context_is_ignored(tmp_path: Path) -> None:
 
 
 def test_a_base64_body_is_decoded(stack: Stack) -> None:
-    e = http_event("invoke/http", body=base64.b64encode(json.dumps(invoke()).encode()).decode())
+    e = http_event("invoke/http", body=base64.b64encode(json.dumps(invoke_body()).encode()).decode())
     e["isBase64Encoded"] = True
     answer = stack.call("invoke", e)
     assert answer["statusCode"] == 200, answer["body"]
@@ -215,7 +189,7 @@ def test_a_base64_body_is_decoded(stack: Stack) -> None:
 
 
 def test_plain_json_marked_base64_is_bem001(stack: Stack) -> None:
-    e = http_event("invoke/http", body=invoke())
+    e = http_event("invoke/http", body=invoke_body())
     e["isBase64Encoded"] = True
     refused(stack, "invoke", e, "BEM-001", 400)
 
@@ -224,7 +198,7 @@ def test_a_base64_websocket_message_is_decoded(stack: Stack) -> None:
     session_id = str(uuid.uuid4())
     connection_id, _ = stack.connect(session_id, "u1")
     e = ws_event("invoke/websocket", connection_id=connection_id)
-    e["body"] = base64.b64encode(json.dumps(invoke(session_id) | {"action": "invoke"}).encode()).decode()
+    e["body"] = base64.b64encode(json.dumps(invoke_body(session_id) | {"action": "invoke"}).encode()).decode()
     e["isBase64Encoded"] = True
     answer = stack.call("invoke", e)
     assert answer["statusCode"] == 202, answer["body"]
@@ -233,7 +207,5 @@ def test_a_base64_websocket_message_is_decoded(stack: Stack) -> None:
 
 def test_the_queues_carry_the_largest_accepted_body() -> None:
     """A producer's message may be as large as a body; a job carries at most its content."""
-    from tests.support.lambda_stack import resources_of
-
     for queue in resources_of("AWS::SQS::Queue").values():
         assert queue["Properties"]["MaximumMessageSize"] >= limits.MAX_BODY_BYTES

@@ -65,18 +65,20 @@ def invoke_body(
 
 
 def resume_body(result: Any, status: str = "submitted", user: str = "u1", **envelope: Any) -> dict[str, Any]:
-    action = result.action_required[0]
+    """A resume answering the first action of `result` (an AgentResult, or its JSON)."""
+    found = result if isinstance(result, dict) else result.model_dump(mode="json")
+    action = found["action_required"][0]
     return {
         "agent_name": "author",
-        "session_id": result.session_id,
-        "interaction_id": result.interaction_id,
+        "session_id": found["session_id"],
+        "interaction_id": found["interaction_id"],
         "actions": [
             {
-                "action_id": action.action_id,
+                "action_id": action["action_id"],
                 "kind": "confirmation",
                 "request_id": str(uuid.uuid4()),
                 "status": status,
-                "payload": {"tool": action.tool, "args": action.args},
+                "payload": {"tool": action["tool"], "args": action["args"]},
                 **envelope,
             }
         ],

@@ -17,11 +17,11 @@ from types import ModuleType
 from typing import Any
 
 import boto3
-import yaml
 from botocore.awsrequest import AWSResponse
 from moto import mock_aws
 from riverbeam.aws import runtime
 from riverbeam.aws.worker import lambda_record
+from riverbeam_local.template import read as read_template
 
 from tests.support.stores import REGION, serialized_moto
 
@@ -32,25 +32,9 @@ WEBSOCKET_ENDPOINT = "https://wsapi12345.execute-api.us-east-1.amazonaws.com/v1"
 FUNCTIONS = ("invoke", "resume", "records", "connections", "worker")
 
 
-class _CloudFormationLoader(yaml.SafeLoader):
-    """YAML with CloudFormation's short tags (!Ref, !Sub, !GetAtt...) kept as {"!Tag": value}."""
-
-
-def _tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
-    if isinstance(node, yaml.ScalarNode):
-        value: Any = loader.construct_scalar(node)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
-    return {f"!{suffix}": value}
-
-
-_CloudFormationLoader.add_multi_constructor("!", _tagged)
-
-
 def template() -> dict[str, Any]:
-    return yaml.load((ROOT / "template.yaml").read_text(), Loader=_CloudFormationLoader)  # type: ignore[no-any-return]
+    """template.yaml, read as the local stack reads it."""
+    return read_template(ROOT)
 
 
 def resources_of(kind: str) -> dict[str, dict[str, Any]]:

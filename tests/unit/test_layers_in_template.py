@@ -19,14 +19,14 @@ def names(requirements: Path) -> set[str]:
 
 
 def test_only_the_connections_function_has_the_tokens_layer() -> None:
-    assert template()["Globals"]["Function"]["Layers"] == [{"!Ref": "RiverbeamLayer"}]
+    assert template()["Globals"]["Function"]["Layers"] == [{"Ref": "RiverbeamLayer"}]
     with_own_layers = {
         name: function["Properties"]["Layers"]
         for name, function in resources_of("AWS::Serverless::Function").items()
         if "Layers" in function["Properties"]
     }
     # SAM appends a function's Layers to the Globals' ones
-    assert with_own_layers == {"ConnectionsFunction": [{"!Ref": "TokensLayer"}]}
+    assert with_own_layers == {"ConnectionsFunction": [{"Ref": "TokensLayer"}]}
 
 
 def test_each_layer_is_built_by_its_makefile_from_its_requirements() -> None:

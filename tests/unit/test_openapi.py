@@ -51,14 +51,14 @@ def _api_routes(api: str) -> set[str]:
     raw = {
         r["Properties"]["RouteKey"]
         for r in resources
-        if r["Type"] == "AWS::ApiGatewayV2::Route" and r["Properties"]["ApiId"] == {"!Ref": api}
+        if r["Type"] == "AWS::ApiGatewayV2::Route" and r["Properties"]["ApiId"] == {"Ref": api}
     }
     events = {
         f"{e['Properties']['Method'].upper()} {e['Properties']['Path']}"
         for r in resources
         if r["Type"] == "AWS::Serverless::Function"
         for e in r["Properties"].get("Events", {}).values()
-        if e["Type"] == "HttpApi" and e["Properties"].get("ApiId") == {"!Ref": api}
+        if e["Type"] == "HttpApi" and e["Properties"].get("ApiId") == {"Ref": api}
     }
     return raw | events
 
