@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
-from . import events
+from . import events, pages
 from .connections import Live, Registry
 from .functions import Functions
 from .template import Function, Template
@@ -249,4 +249,6 @@ async def _not_found(request: Request, _: Exception) -> Response:
 
 
 def create_app(api: Api) -> Starlette:
-    return Starlette(routes=api.routes(), exception_handlers={404: _not_found, 405: _not_found})
+    return Starlette(
+        routes=pages.routes() + api.routes(), exception_handlers={404: _not_found, 405: _not_found}
+    )
