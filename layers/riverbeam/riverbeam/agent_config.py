@@ -8,10 +8,15 @@ settings, tools and which tools need a person's approval.
         inference: {maxTokens: 1024, temperature: 0.2}
         tools: [git_push, my_package.tools:deploy]         # built-in names, or module:function
         approval: [deploy]                                   # more tools that wait for a person
+        expires_after: 3600                                  # seconds a person has to answer (24 h)
+        tool_settings:
+          git_push: {editable: false, expires_after: 600}    # per tool: no edited args, 10 minutes
 
 A tool that asks for approval itself (`@tool(confirm_required=True)`, like git_push) always does: the
-file can add approvals, never take one away. With `offline=True` (RIVERBEAM_MODEL=offline) every agent runs
-on the offline model, whatever model_id says.
+file can add approvals, never take one away; likewise it can forbid editing a tool's args, never allow
+what the tool forbids. A time to answer is the tool's setting here, else the tool's own
+(`@tool(expires_after=)`), else the agent's here, else 24 hours.
+With `offline=True` (RIVERBEAM_MODEL=offline) every agent runs on the offline model, whatever model_id says.
 """
 
 from __future__ import annotations
@@ -61,6 +66,11 @@ class Window(_Strict):
     max_chars: int = Field(default=400_000, ge=1000)
 
 
+class ToolSettings(_Strict):
+    editable: bool | None = None
+    expires_after: float | None = Field(default=None, gt=0)
+
+
 class AgentSpec(_Strict):
     model_id: str | None = Field(default=None, min_length=1)
     system: str | None = None
@@ -68,13 +78,16 @@ class AgentSpec(_Strict):
     tools: list[str] = Field(default_factory=list)
     approval: list[str] = Field(default_factory=list)
     window: Window = Field(default_factory=Window)
+    expires_after: float | None = Field(default=None, gt=0)
+    tool_settings: dict[str, ToolSettings] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _approvals_name_tools(self) -> AgentSpec:
+    def _settings_name_tools(self) -> AgentSpec:
         names = {_tool_name(t) for t in self.tools}
-        unknown = [a for a in self.approval if a not in names]
-        if unknown:
-            raise ValueError(f"approval names tools the agent does not have: {unknown}")
+        for key, named in (("approval", self.approval), ("tool_settings", list(self.tool_settings))):
+            unknown = [a for a in named if a not in names]
+            if unknown:
+                raise ValueError(f"{key} names tools the agent does not have: {unknown}")
         return self
 
 
@@ -125,10 +138,20 @@ def build_tools(spec: AgentSpec, work_tree: Path) -> list[Tool]:
             raise ConfigError(
                 f"unknown tool {name!r} (built-in: {sorted(BUILTIN_TOOLS)}, or module:function)"
             )
-        if made.name in spec.approval or _tool_name(name) in spec.approval:
-            made = dataclasses.replace(made, confirm_required=True)
-        tools.append(made)
+        tools.append(_configured(made, spec, _tool_name(name)))
     return tools
+
+
+def _configured(made: Tool, spec: AgentSpec, listed_as: str) -> Tool:
+    """The tool with what the file says of it: an approval, no edits, a time to answer."""
+    settings = spec.tool_settings.get(listed_as) or spec.tool_settings.get(made.name) or ToolSettings()
+    expires_after = settings.expires_after or made.expires_after or spec.expires_after
+    return dataclasses.replace(
+        made,
+        confirm_required=made.confirm_required or made.name in spec.approval or listed_as in spec.approval,
+        editable=made.editable and settings.editable is not False,
+        expires_after=expires_after,
+    )
 
 
 def build_model(spec: AgentSpec, *, offline: bool, client: Any = None) -> ChatModel:
