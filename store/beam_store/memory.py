@@ -17,11 +17,13 @@ from .records import (
     ActionStatus,
     Connection,
     Interaction,
+    InteractionStatus,
     Message,
     Run,
     Session,
     action_cursor,
     overdue,
+    overdue_cursor,
 )
 from .step import StepWrite, numbered
 
@@ -123,6 +125,27 @@ class InMemoryStore:
                 current = current.model_copy(update={"status": "expired", "updated_at": now})
                 self._actions[action_id] = current
             return _copy(current)
+
+    def list_overdue_actions(
+        self, now: str, *, after: str | None = None, limit: int | None = None
+    ) -> list[Action]:
+        with self._lock:
+            found = [a.model_copy(deep=True) for a in self._actions.values() if overdue(a, now)]
+        ordered = sorted(found, key=overdue_cursor)
+        ordered = [a for a in ordered if after is None or overdue_cursor(a) > after]
+        return ordered if limit is None else ordered[: max(limit, 0)]
+
+    def settle_interaction(
+        self, interaction_id: str, status: InteractionStatus, *, seen_updated_at: str, now: str
+    ) -> bool:
+        with self._lock:
+            current = self._interactions.get(interaction_id)
+            if current is None or current.active_run_id is not None or current.updated_at != seen_updated_at:
+                return False
+            self._interactions[interaction_id] = current.model_copy(
+                update={"status": status, "updated_at": now}
+            )
+            return True
 
     def claim_run(self, run_id: str, claimed_by: str, lease_expires_at: str, now: str) -> Run:
         with self._lock:

@@ -3,7 +3,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from .records import Action, ActionStatus, Connection, Interaction, Message, Run, Session
+from .records import (
+    Action,
+    ActionStatus,
+    Connection,
+    Interaction,
+    InteractionStatus,
+    Message,
+    Run,
+    Session,
+)
 from .step import StepWrite
 
 
@@ -56,6 +65,23 @@ class BeamStore(Protocol):
         """Store the action `expired` if it is pending and its `expires_at` <= `now` (one conditional
         write: a resolution racing it, conditional on the opposite, has exactly one outcome); returns
         the action as it is afterwards (None: no such action)."""
+        ...
+
+    def list_overdue_actions(
+        self, now: str, *, after: str | None = None, limit: int | None = None
+    ) -> list[Action]:
+        """Pending actions of every session whose `expires_at` <= `now`, soonest to expire first, after
+        the cursor `after` (`overdue_cursor` of the last action of the page before); one Query per page
+        on DynamoDB. A listed action may have been resolved or expired a moment ago (an index catching
+        up): its conditional write decides."""
+        ...
+
+    def settle_interaction(
+        self, interaction_id: str, status: InteractionStatus, *, seen_updated_at: str, now: str
+    ) -> bool:
+        """Store `status` on an interaction that no run holds and that nobody wrote since it was read
+        (`updated_at` still `seen_updated_at`): one conditional write. False where it is missing, held
+        by a run, or changed meanwhile."""
         ...
 
     def claim_run(self, run_id: str, claimed_by: str, lease_expires_at: str, now: str) -> Run:

@@ -205,6 +205,12 @@ def overdue(action: Action, now: str) -> bool:
     return action.status == "pending" and action.expires_at is not None and action.expires_at <= now
 
 
+def overdue_cursor(action: Action) -> str:
+    """Where a pending action sits among all pending actions, soonest to expire first: the cursor of a
+    page of `list_overdue_actions` that ends with it."""
+    return f"{action.expires_at}#{action.action_id}"
+
+
 def action_cursor(action: Action) -> str:
     """Where an action sits among its session's actions (by status, then oldest first): the cursor of a
     page that ends with it."""

@@ -3,7 +3,8 @@ transaction and its conflicts read back (transaction.py), and the expressions th
 (expressions.py)."""
 
 from .items import deserialize_item, record_attrs, serialize, serialize_attr, serialize_json
-from .store import MAX_ATTEMPTS, MAX_SECONDS, DynamoBeamStore
+from .retry import MAX_ATTEMPTS, MAX_SECONDS
+from .store import DynamoBeamStore
 from .table import TABLE_DEFINITION, ensure_table
 
 __all__ = [

@@ -8,7 +8,8 @@ Items (pk / sk):
   RUN#<id> / FRAME#<frame_seq:08d> a frame of a streamed run, JSON, with a TTL
   ACTION#<id> / ACTION             an action; gsi1: INTERACTION#<id> /
                                    ACTION#<0 pending|1 done>#<created_at>#<id>;
-                                   gsi2: SESSION#<id> / ACTION#<status>#<created_at>#<id> (the inbox)
+                                   gsi2: SESSION#<id> / ACTION#<status>#<created_at>#<id> (the inbox);
+                                   gsi3, while pending: PENDING / <expires_at>#<id> (the sweep)
   CONN#<id> / CONN                 a WebSocket connection, with a TTL; gsi1: SESSION#<id> / CONN#<id>
 
 The attributes that hold JSON of any shape (a message's `content`, an action's `args`, `outcome` and
@@ -28,13 +29,28 @@ from typing import Any, TypeVar
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from pydantic import BaseModel
 
-from ..records import Action, Connection, Interaction, Message, Run, Session, action_cursor
+from ..records import (
+    Action,
+    Connection,
+    Interaction,
+    Message,
+    Run,
+    Session,
+    action_cursor,
+    overdue_cursor,
+)
 
 M = TypeVar("M", bound=BaseModel)
 Item = dict[str, Any]
 
 GSI1 = "gsi1"
 GSI2 = "gsi2"
+# a sparse index: pending actions only (an action leaves it when resolved or expired), soonest to expire
+# first, all under one key, so the sweep finds the overdue ones of every session in one Query per page.
+# One partition: its writes (an action asked for, answered) are bounded by people's decisions, far below
+# what a partition takes.
+GSI3 = "gsi3"
+PENDING_KEY = "PENDING"
 TTL_ATTRIBUTE = "expires_at"
 MAX_SEQ = 10**12 - 1
 MAX_FRAME = 10**8 - 1
@@ -162,15 +178,30 @@ def run_item(run: Run) -> Item:
     return run_key(run.run_id) | record_attrs(run) | index | {"entity": {"S": "run"}}
 
 
+# the attributes of an action's entry in gsi3, removed when it stops being pending
+PENDING_INDEX_ATTRIBUTES = ("gsi3pk", "gsi3sk")
+
+
+def pending_index(action: Action) -> Item:
+    """The action's entry in gsi3: only a pending action that expires has one."""
+    if action.status != "pending" or action.expires_at is None:
+        return {}
+    return {"gsi3pk": serialize(PENDING_KEY), "gsi3sk": serialize(overdue_cursor(action))}
+
+
 def action_attrs(action: Action) -> Item:
-    """An action's attributes with its index entry (not its key: an action is written by an update)."""
-    return record_attrs(action) | {
-        "gsi1pk": serialize(f"INTERACTION#{action.interaction_id}"),
-        "gsi1sk": serialize(action_gsi1sk(action)),
-        "gsi2pk": serialize(f"SESSION#{action.session_id}"),
-        "gsi2sk": serialize(action_gsi2sk(action)),
-        "entity": serialize("action"),
-    }
+    """An action's attributes with its index entries (not its key: an action is written by an update)."""
+    return (
+        record_attrs(action)
+        | {
+            "gsi1pk": serialize(f"INTERACTION#{action.interaction_id}"),
+            "gsi1sk": serialize(action_gsi1sk(action)),
+            "gsi2pk": serialize(f"SESSION#{action.session_id}"),
+            "gsi2sk": serialize(action_gsi2sk(action)),
+            "entity": serialize("action"),
+        }
+        | pending_index(action)
+    )
 
 
 def frame_item(run_id: str, frame: Mapping[str, Any], expires_at: int) -> Item:

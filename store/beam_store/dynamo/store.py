@@ -5,25 +5,36 @@ other writers of its session, with one backoff policy for every retry."""
 from __future__ import annotations
 
 import json
-import random
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import boto3
 from botocore.exceptions import ClientError
 
 from ..errors import RunClaimed, RunNotRunning, StoreBusy
-from ..records import Action, ActionStatus, Connection, Interaction, Message, Run, Session, overdue
+from ..records import (
+    Action,
+    ActionStatus,
+    Connection,
+    Interaction,
+    InteractionStatus,
+    Message,
+    Run,
+    Session,
+    overdue,
+)
 from ..step import StepWrite, numbered
 from .expressions import Expression
 from .items import (
     GSI1,
     GSI2,
+    GSI3,
     MAX_FRAME,
     MAX_SEQ,
+    PENDING_INDEX_ATTRIBUTES,
+    PENDING_KEY,
     TTL_ATTRIBUTE,
     Item,
     action_gsi1sk,
@@ -42,6 +53,7 @@ from .items import (
     session_item,
     session_key,
 )
+from .retry import BATCH_BACKOFF, MAX_ATTEMPTS, MAX_BATCH_ATTEMPTS, MAX_SECONDS, STEP_BACKOFF
 from .table import ensure_table
 from .transaction import refused, transact_items
 
@@ -49,29 +61,6 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
 else:
     DynamoDBClient = Any
-
-# bounds for a step that keeps losing to other writers of its session (optimistic seq allocation)
-MAX_ATTEMPTS = 400
-MAX_SECONDS = 30.0
-BACKOFF_CAP_SECONDS = 0.1
-MAX_BATCH_ATTEMPTS = 8
-
-
-@dataclass(frozen=True)
-class Backoff:
-    """How long to wait before attempt `n + 1`: a random time up to `base * 2**n`, never over `cap` (full
-    jitter, so writers that lost to the same winner spread out)."""
-
-    base: float
-    cap: float
-
-    def wait(self, attempt: int) -> None:
-        time.sleep(random.uniform(0, min(self.cap, self.base * 2 ** min(attempt, 30))))
-
-
-# a step that lost its session's counter retries at once, nearly; unprocessed frames wait for capacity
-STEP_BACKOFF = Backoff(base=0.002, cap=BACKOFF_CAP_SECONDS)
-BATCH_BACKOFF = Backoff(base=0.05, cap=1.0)
 
 
 class DynamoBeamStore:
@@ -224,11 +213,12 @@ class DynamoBeamStore:
             "gsi1sk": serialize(action_gsi1sk(expired)),
             "gsi2sk": serialize(action_gsi2sk(expired)),
         }
+        update = f"{e.sets(changes)} {e.removes(*PENDING_INDEX_ATTRIBUTES)}"
         try:
             self.client.update_item(
                 TableName=self.table_name,
                 Key=action_key(action_id),
-                **e.apply({"UpdateExpression": e.sets(changes), "ConditionExpression": condition}),
+                **e.apply({"UpdateExpression": update, "ConditionExpression": condition}),
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as error:
@@ -236,6 +226,47 @@ class DynamoBeamStore:
                 raise
             return load(Action, cast(Item | None, error.response.get("Item"))) or self.get_action(action_id)
         return expired
+
+    def list_overdue_actions(
+        self, now: str, *, after: str | None = None, limit: int | None = None
+    ) -> list[Action]:
+        """One Query of gsi3 per page: pending actions by expires_at, up to `now`. The index is eventually
+        consistent: an action resolved a moment ago may still be listed (its conditional expiry then
+        finds it resolved)."""
+        if limit is not None and limit <= 0:
+            return []
+        params: dict[str, Any] = {
+            "IndexName": GSI3,
+            # `~` sorts after every character of an action id: every action expiring at `now` is in range
+            "KeyConditionExpression": "gsi3pk = :pk AND gsi3sk <= :hi",
+            "ExpressionAttributeValues": {":pk": {"S": PENDING_KEY}, ":hi": {"S": f"{now}#~"}},
+        }
+        if after is not None:  # the page goes on after the action the cursor names
+            params["ExclusiveStartKey"] = {
+                **action_key(after.rsplit("#", 1)[-1]),
+                "gsi3pk": {"S": PENDING_KEY},
+                "gsi3sk": {"S": after},
+            }
+        found = [Action.model_validate(deserialize_item(i)) for i in self._query(limit, **params)]
+        return [a for a in found if overdue(a, now)]
+
+    def settle_interaction(
+        self, interaction_id: str, status: InteractionStatus, *, seen_updated_at: str, now: str
+    ) -> bool:
+        e = Expression()
+        condition = e.all(e.exists(), e.missing("active_run_id"), e.eq("updated_at", seen_updated_at))
+        update = e.sets({"status": serialize(status), "updated_at": serialize(now)})
+        try:
+            self.client.update_item(
+                TableName=self.table_name,
+                Key=interaction_key(interaction_id),
+                **e.apply({"UpdateExpression": update, "ConditionExpression": condition}),
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            return False
+        return True
 
     def claim_run(self, run_id: str, claimed_by: str, lease_expires_at: str, now: str) -> Run:
         e = Expression()

@@ -1,4 +1,4 @@
-"""The table DynamoBeamStore keeps its items in: one on-demand table, two indexes, a TTL."""
+"""The table DynamoBeamStore keeps its items in: one on-demand table, three indexes, a TTL."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from .items import GSI1, GSI2, TTL_ATTRIBUTE
+from .items import GSI1, GSI2, GSI3, TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -16,7 +16,7 @@ else:
 TABLE_DEFINITION: dict[str, Any] = {
     "AttributeDefinitions": [
         {"AttributeName": name, "AttributeType": "S"}
-        for name in ("pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk")
+        for name in ("pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk", "gsi3pk", "gsi3sk")
     ],
     "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
     "GlobalSecondaryIndexes": [
@@ -36,13 +36,21 @@ TABLE_DEFINITION: dict[str, Any] = {
             ],
             "Projection": {"ProjectionType": "ALL"},
         },
+        {
+            "IndexName": GSI3,
+            "KeySchema": [
+                {"AttributeName": "gsi3pk", "KeyType": "HASH"},
+                {"AttributeName": "gsi3sk", "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "ALL"},
+        },
     ],
     "BillingMode": "PAY_PER_REQUEST",
 }
 
 
 def add_missing_indexes(client: Any, table_name: str, definition: dict[str, Any], table: Any) -> None:
-    """Add to a table created before them the indexes of `definition` it lacks (gsi2 came later)."""
+    """Add to a table created before them the indexes of `definition` it lacks (gsi2 and gsi3 came later)."""
     have = {index["IndexName"] for index in table.get("GlobalSecondaryIndexes", [])}
     for index in definition.get("GlobalSecondaryIndexes", []):
         if index["IndexName"] in have:

@@ -3,6 +3,7 @@
 Each item is one part of the step (conflicts.Part), in this order, each on its condition:
 
     resolve   Update ACTION   exists, pending, in the interaction and session, not past expires_at
+                              (and leaves gsi3, the pending actions' index)
     outcome   Update ACTION   resolved by this run, no outcome yet
     open      Update ACTION   missing, or pending in the same interaction (then left as it is)
     told      Update ACTION   expired, its expiry not told yet (no resolved_run_id)
@@ -29,6 +30,7 @@ from ..records import Action, Interaction, Run, Session
 from ..step import StepWrite, numbered
 from .expressions import Expression, put_new, updated
 from .items import (
+    PENDING_INDEX_ATTRIBUTES,
     action_attrs,
     action_gsi1sk,
     action_gsi2sk,
@@ -78,7 +80,11 @@ def _resolve(action: Action, now: str) -> dict[str, Any]:
     if action.run_args is not None:
         changes["run_args"] = serialize_json(action.run_args)
         changes["run_args_sha256"] = serialize(action.run_args_sha256)
-    return updated(action_key(action.action_id), changes, condition, e)
+    # no longer pending: out of the sweep's index
+    update = f"{e.sets(changes)} {e.removes(*PENDING_INDEX_ATTRIBUTES)}"
+    return e.apply(
+        {"Key": action_key(action.action_id), "UpdateExpression": update, "ConditionExpression": condition}
+    )
 
 
 def _outcome(action: Action, run_id: str, now: str) -> dict[str, Any]:

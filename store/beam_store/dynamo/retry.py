@@ -1,0 +1,31 @@
+"""How DynamoBeamStore waits before it sends again a write that lost to other writers, or that DynamoDB
+left unprocessed."""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+
+# bounds for a step that keeps losing to other writers of its session (optimistic seq allocation)
+MAX_ATTEMPTS = 400
+MAX_SECONDS = 30.0
+BACKOFF_CAP_SECONDS = 0.1
+MAX_BATCH_ATTEMPTS = 8
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """How long to wait before attempt `n + 1`: a random time up to `base * 2**n`, never over `cap` (full
+    jitter, so writers that lost to the same winner spread out)."""
+
+    base: float
+    cap: float
+
+    def wait(self, attempt: int) -> None:
+        time.sleep(random.uniform(0, min(self.cap, self.base * 2 ** min(attempt, 30))))
+
+
+# a step that lost its session's counter retries at once, nearly; unprocessed frames wait for capacity
+STEP_BACKOFF = Backoff(base=0.002, cap=BACKOFF_CAP_SECONDS)
+BATCH_BACKOFF = Backoff(base=0.05, cap=1.0)
