@@ -65,7 +65,7 @@ def test_resolved_and_expired_actions_leave_the_list(store: BeamStore) -> None:
 
 
 def test_settle_an_interaction_nobody_holds_and_nobody_wrote_since(store: BeamStore) -> None:
-    s, i, _ = _asking(store, SOON)
+    _, i, _ = _asking(store, SOON)
     seen = store.get_interaction(i.interaction_id)
     assert seen is not None and seen.status == "in_progress" and seen.active_run_id is None
     assert not store.settle_interaction(i.interaction_id, "completed", seen_updated_at="2000", now=NOW)

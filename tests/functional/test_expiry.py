@@ -4,7 +4,7 @@ rejection), the agent told on the interaction's next run, once, and the interact
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from beam_store import BeamStore, ToolResultPart
@@ -19,45 +19,13 @@ from riverbeam import (
     tool,
 )
 
-from tests.support.agents import PushCounter, author_beam, invoke_body, resume_body
-
-T0 = datetime(2026, 12, 3, 9, 0, 0, tzinfo=UTC)
-
-
-class Clock:
-    """A clock that moves only when a test moves it."""
-
-    def __init__(self) -> None:
-        self.moment = T0
-
-    def __call__(self) -> datetime:
-        return self.moment
-
-    def advance(self, **delta: float) -> None:
-        self.moment += timedelta(**delta)
-
-
-def iso(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+from tests.support.agents import PushCounter, invoke_body, resume_body
+from tests.support.clock import T0, Clock, asked, clocked, iso
 
 
 @pytest.fixture
 def clock() -> Clock:
     return Clock()
-
-
-def clocked(store: BeamStore, clock: Clock, **register: float) -> tuple[RiverBeam, PushCounter]:
-    beam, counter = author_beam(store)
-    runner = beam._setup.agents["author"]
-    beam = RiverBeam(store, clock=clock)
-    beam.register_agent("author", runner, **register)  # type: ignore[arg-type]
-    return beam, counter
-
-
-def asked(beam: RiverBeam) -> AgentResult:
-    result = beam.invoke(invoke_body())
-    assert isinstance(result, AgentResult) and result.interrupted
-    return result
 
 
 def test_an_action_expires_after_24_hours_by_default(store: BeamStore, clock: Clock) -> None:

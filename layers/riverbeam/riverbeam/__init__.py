@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         ToolResultFrame,
     )
     from .pipeline import RiverBeam
+    from .pipeline.events import ApprovalEvent, EventLog
     from .runner import ToolAgentRunner
     from .tools import Tool, tool
     from .tools.git import git_push_tool
@@ -63,6 +64,7 @@ _HOMES = {
         "ToolResultFrame",
     ),
     ".pipeline": ("RiverBeam",),
+    ".pipeline.events": ("ApprovalEvent", "EventLog"),
     ".runner": ("ToolAgentRunner",),
     ".tools": ("Tool", "tool"),
     ".tools.git": ("git_push_tool",),
@@ -90,6 +92,7 @@ __all__ = [
     "AgentInput",
     "AgentResult",
     "AgentRunner",
+    "ApprovalEvent",
     "AuthContext",
     "AuthorOfflineModel",
     "BeamError",
@@ -98,6 +101,7 @@ __all__ = [
     "DoneFrame",
     "Emit",
     "ErrorFrame",
+    "EventLog",
     "Frame",
     "InvokeRequest",
     "ModelTurn",

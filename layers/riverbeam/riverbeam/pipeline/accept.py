@@ -7,12 +7,12 @@ from __future__ import annotations
 import logging
 from typing import Any, Literal, NamedTuple
 
-from beam_store import ActionConflict, Message, Session, StepWrite, new_id, utc_now
+from beam_store import Action, ActionConflict, Message, Session, StepWrite, new_id, utc_now
 
 from ..agents import AgentRunner
 from ..errors import BeamError
 from ..models import InvokeRequest, ResumeHead, ResumeRequest
-from . import checks, expiry, intake, writes
+from . import checks, events, expiry, intake, writes
 from .frames import started_frame
 from .history import read as read_conversation
 from .setup import Setup
@@ -167,8 +167,14 @@ def open_resume(
         resolved=resolved,
         frames_kept=0,
     )
+    _tell_decided(setup, step, resolved, now)
+    return step
+
+
+def _tell_decided(setup: Setup, step: Step, resolved: list[Action], now: str) -> None:
+    """The decisions the opening write stored: an approval event each, and a log line."""
+    events.publish(setup.events, events.DECIDED, [a.model_copy(update={"updated_at": now}) for a in resolved])
     for action in resolved:
         assert action.response is not None
         extra = {"action_id": action.action_id, "tool": action.tool, "response": action.response.status}
         logger.info("agent_resumed", extra=step.ids() | extra)
-    return step

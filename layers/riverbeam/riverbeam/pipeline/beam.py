@@ -10,6 +10,8 @@ each public method parses what it is given and hands it to one stage. A request 
     frames.py         numbering, coalescing and keeping a run's frames
     reads.py          the owner's reads
     subscriptions.py  reserve a session, subscribe and forget a WebSocket connection
+    expiry.py         actions past their time, expired lazily; sweep.py: the sweep of those nobody touched
+    events.py         approval events (requested, decided, expired) for the event sink
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from beam_store import Action, BeamStore, InMemoryStore, Interaction, Message, R
 from ..agents import AgentRunner
 from ..errors import BeamError
 from ..models import AgentResult, AuthContext, InvokeRequest, ResumeRequest, RunJob, StreamAck
-from . import accept, execute, jobs, reads, subscriptions
+from . import accept, execute, jobs, reads, subscriptions, sweep
+from .events import EventSink
 from .frames import FrameSink
 from .intake import parse_request
 from .setup import (
@@ -68,13 +71,16 @@ class RiverBeam:
         frame_ttl_seconds: int = DEFAULT_FRAME_TTL_SECONDS,
         coalesce_seconds: float = DEFAULT_COALESCE_SECONDS,
         clock: Clock = utc_clock,
+        events: EventSink | None = None,
     ) -> None:
-        """`clock` tells the time actions expire by (an aware datetime; UTC now by default)."""
+        """`clock` tells the time actions expire by (an aware datetime; UTC now by default); `events`
+        receives the approval events (pipeline/events.py; none by default, `EventLog()` keeps them)."""
         self._setup = Setup(
             store if store is not None else InMemoryStore(),
             frame_ttl_seconds=frame_ttl_seconds,
             coalesce_seconds=coalesce_seconds,
             clock=clock,
+            events=events,
         )
 
     @property
@@ -83,6 +89,10 @@ class RiverBeam:
 
     def set_store(self, store: BeamStore) -> None:
         self._setup.store = store
+
+    def set_event_sink(self, events: EventSink | None) -> None:
+        """Where approval events go from now on (None: nowhere)."""
+        self._setup.events = events
 
     def register_agent(
         self, name: str, runner: AgentRunner, *, action_ttl_seconds: float | None = None
@@ -166,6 +176,17 @@ class RiverBeam:
     def abandon_job(self, job: RunJob | dict[str, Any] | str, failure: BeamError) -> None:
         """Close `failed` an accepted job that no worker will run (its queue refused it)."""
         jobs.abandon_job(self._setup, _job(job), failure)
+
+    # pending actions nobody answered in time
+
+    @_hide_internal_errors
+    def sweep_expired(
+        self, *, on_frame: FrameSink | None = None, limit: int = sweep.DEFAULT_SWEEP_LIMIT
+    ) -> list[Action]:
+        """Expire the pending actions of every session that are past their time (up to `limit` looked at;
+        the next sweep goes on), close the interactions that waited on them, and send each an
+        `action_expired` frame to `on_frame`; returns the actions it expired (sweep.py)."""
+        return sweep.sweep(self._setup, on_frame, limit)
 
     # reads, for the session's owner only: any other reader is told the record does not exist
 

@@ -8,12 +8,12 @@ import logging
 from collections.abc import MutableMapping
 from typing import Any
 
-from beam_store import args_sha256, new_id
+from beam_store import Action, args_sha256, new_id
 
 from ..agents import AgentInput, ResolvedAction, RunnerFailure
 from ..errors import BeamError
 from ..models import AgentResult, RunStartedFrame, StreamAck
-from . import writes
+from . import events, writes
 from .checks import is_uuid
 from .frames import FrameEmitter, FrameRecorder, FrameSink, closing_frames
 from .setup import Setup
@@ -112,22 +112,25 @@ def _close(
     failure: BeamError | None,
     emitter: FrameEmitter,
     recorder: FrameRecorder | None,
+    waiting: set[str],
 ) -> AgentResult:
     """The closing write, with the last frames and those not kept yet; the closing frames are sent once
-    it is done (a run seen ended has all its frames)."""
+    it is done (a run seen ended has all its frames). The actions it asks for are told as requested,
+    but those `waiting` already (asked for by an earlier run)."""
     final = step.result(result)
     closing = emitter.stamp(closing_frames(final, failure))
     taken = recorder.take() if recorder is not None else []
     kept = taken + [f.model_dump(mode="json") for f in closing] if recorder is not None else []
     expires_at = recorder.expires_at() if recorder is not None else 0
     try:
-        writes.close(setup.store, step, result, failure, frames=kept, frames_expire_at=expires_at)
+        opened = writes.close(setup.store, step, result, failure, frames=kept, frames_expire_at=expires_at)
     except Exception:
         if recorder is not None:  # not stored after all: written with the frames that follow
             recorder.put_back(taken)
         raise
     if recorder is not None:
         recorder.stored_through(closing[-1].frame_seq)
+    events.publish(setup.events, events.REQUESTED, [a for a in opened if a.action_id not in waiting])
     emitter.send_stamped(closing)
     return final
 
@@ -143,6 +146,16 @@ def _close_bare(
         except Exception:
             log.exception("the run could not be closed")
     return result
+
+
+def _still_pending(setup: Setup, step: Step, result: AgentResult) -> dict[str, Action]:
+    """The interaction's pending actions that a resume's agent asks for again (a partial resume: the ones
+    not answered yet), as stored: one Query, only where a resume's run asks for actions."""
+    if step.kind != "resume" or not result.action_required:
+        return {}
+    asked = {r.action_id for r in result.action_required}
+    listed = setup.store.list_actions(step.interaction.interaction_id)
+    return {a.action_id: a for a in listed if a.action_id in asked and a.status == "pending"}
 
 
 def run_step(setup: Setup, step: Step, on_frame: FrameSink | None, *, record_frames: bool) -> AgentResult:
@@ -161,10 +174,15 @@ def run_step(setup: Setup, step: Step, on_frame: FrameSink | None, *, record_fra
     emitter.emit(RunStartedFrame(agent_name=step.run.agent_name, kind=step.kind))
     log = StepLog(logger, step.ids())
     result, failure = _run_agent(step, emitter, log)
+    waiting = _still_pending(setup, step, result)
     for request in result.action_required:
-        request.expires_at = setup.expires_at(step.run.agent_name, request.expires_after)
+        stored = waiting.get(request.action_id or "")
+        # one asked for again is left as it is stored (the open write keeps it): its time stays
+        request.expires_at = (
+            stored.expires_at if stored else setup.expires_at(step.run.agent_name, request.expires_after)
+        )
     try:
-        return _close(setup, step, result, failure, emitter, recorder)
+        return _close(setup, step, result, failure, emitter, recorder, set(waiting))
     except Exception as error:
         failure = as_failure(error)
         log.error("closing the run failed", extra={"code": failure.code})

@@ -1,17 +1,20 @@
 """Actions that nobody answered in time (CONTRACT 1, `expires_at`): expired lazily, when a resume or the
 interaction's next run touches them, each by one conditional write on the action (pending and past its
 time), so a resolution racing it (conditional on the opposite) has exactly one outcome; and told to the
-agent by the interaction's next run, once (a tool message with status error and BEM-070)."""
+agent by the interaction's next run, once (a tool message with status error and BEM-070). The sweep
+(sweep.py) expires the overdue actions nobody touches; an expiry is an approval event (events.py), and
+an interaction that waits on nothing any more is closed (`settle`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TypeGuard
 
 from beam_store import Action, ActionConflict, MessageDraft
 from beam_store.records import overdue
 
 from ..errors import BeamError
-from . import checks
+from . import checks, events
 from .setup import Setup
 
 
@@ -23,13 +26,52 @@ def settle_refusal(
     if refusal.code != "BEM-070":
         return refusal
     interaction_id, session_id, user_id = ids
+    expired: list[Action] = []
+    answer = refusal
     for action_id, action in found.items():
         if action is None or not overdue(action, now):
             continue
         after = setup.store.expire_action(action_id, now)
-        if after is not None and after.status != "expired":
-            return checks.action_refusal(action_id, after, interaction_id, session_id, user_id) or refusal
-    return refusal
+        if expired_here(after, action, now):
+            expired.append(after)
+        elif after is not None and after.status != "expired":
+            answer = checks.action_refusal(action_id, after, interaction_id, session_id, user_id) or refusal
+            break
+    events.publish(setup.events, events.EXPIRED, expired, expired_by="resume")
+    for action in expired[:1]:  # nothing may wait on the interaction now (the sweep's rule)
+        settle(setup, action.interaction_id, {a.action_id for a in expired}, now)
+    return answer
+
+
+def expired_here(after: Action | None, before: Action, now: str) -> TypeGuard[Action]:
+    """Whether `expire_action(..., now)`, answering `after`, expired it: pending `before`, expired
+    after, written at `now` (another writer's expiry carries its own time)."""
+    return (
+        before.status == "pending"
+        and after is not None
+        and after.status == "expired"
+        and after.updated_at == now
+    )
+
+
+def settle(setup: Setup, interaction_id: str, expired: set[str], now: str) -> bool:
+    """Close an interaction that waits on nothing any more: no run holds it and none of its actions is
+    pending (those just `expired` aside; one the index still shows pending is read again). It is stored
+    `completed`: nobody answered, nothing failed, and its actions say why (`expired`); its next run (an
+    invoke naming it) tells the agent, as for any expiry. One conditional write: a run that took or
+    changed the interaction meanwhile keeps it as that run leaves it."""
+    seen = setup.store.get_interaction(interaction_id)
+    if seen is None or seen.status != "in_progress" or seen.active_run_id is not None:
+        return False
+    for action in setup.store.list_actions(interaction_id):
+        if action.status != "pending" or action.action_id in expired:
+            continue
+        current = setup.store.get_action(action.action_id)
+        if current is not None and current.status == "pending":
+            return False
+    return setup.store.settle_interaction(
+        interaction_id, "completed", seen_updated_at=seen.updated_at, now=now
+    )
 
 
 def lost_resolution(
@@ -55,11 +97,16 @@ def untold(
     `listed`: the interaction's actions where the step read them already (a resume), else read here."""
     clock_now = setup.now()
     expired: list[Action] = []
+    expired_now: list[Action] = []
     for action in listed if listed is not None else setup.store.list_actions(interaction_id):
         if overdue(action, clock_now):
-            action = setup.store.expire_action(action.action_id, clock_now) or action
+            after = setup.store.expire_action(action.action_id, clock_now)
+            if expired_here(after, action, clock_now):
+                expired_now.append(after)
+            action = after or action
         if action.status == "expired" and action.resolved_run_id is None:
             expired.append(action)
+    events.publish(setup.events, events.EXPIRED, expired_now, expired_by="run")
     return expired, [checks.expiry_message(a, run_id, now) for a in expired]
 
 

@@ -12,6 +12,7 @@ from beam_store import BeamStore
 
 from ..agents import AgentRunner
 from ..errors import BeamError
+from .events import EventSink
 
 DEFAULT_FRAME_TTL_SECONDS = 24 * 3600
 # text deltas closer than this are sent as one frame: about 10 a second per run at most
@@ -44,6 +45,8 @@ class Setup:
     action_ttls: dict[str, float] = field(default_factory=dict)
     # agents registered on first use (RiverBeam.register_agents_on_first_use), in the order given
     loaders: list[Callable[[], None]] = field(default_factory=list)
+    # where approval events go (events.py), after the writes they tell of; None: nowhere
+    events: EventSink | None = None
     _loading: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     def load_agents(self) -> None:

@@ -175,9 +175,10 @@ def close(
     *,
     frames: list[dict[str, Any]] | None = None,
     frames_expire_at: int = 0,
-) -> None:
+) -> list[Action]:
     """The step's closing write: the run ends `interrupted`, `completed` or (with `failure`) `failed`.
-    Only a run that ended well opens actions; what its tools did is kept whatever the end."""
+    Only a run that ended well opens actions (returned, once written); what its tools did is kept
+    whatever the end."""
     now = utc_now()
     if failure is not None:
         run_status, interaction_status = "failed", "failed"
@@ -196,6 +197,7 @@ def close(
         }
     )
     outcomes = _ran(step, result)
+    opened = _asked(step, result, now) if failure is None else []
     commit(
         store,
         StepWrite(
@@ -206,7 +208,7 @@ def close(
             run=closed,
             run_op="close",
             messages=_replies(step, result, outcomes, now),
-            open_actions=_asked(step, result, now) if failure is None else [],
+            open_actions=opened,
             record_outcomes=outcomes,
             touch_last_active=True,
             frames=frames or [],
@@ -214,6 +216,7 @@ def close(
         ),
     )
     step.run = closed
+    return opened
 
 
 UNKNOWN_OUTCOME = ToolOutcome(

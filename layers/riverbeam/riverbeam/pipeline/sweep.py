@@ -1,0 +1,125 @@
+"""The sweep: expires the pending actions past their time that nobody touched (a resume or the
+interaction's next run expires them lazily too), in pages of the store's overdue list, soonest first.
+
+For each action it expires (the same conditional write as the lazy path, so a resume racing it has
+exactly one outcome), in this order:
+  1. an `Approval Expired` event (expired_by `sweep`);
+  2. its interaction, where it now waits on nothing, is closed `completed` (expiry.settle); the agent
+     is told by the interaction's next run, as for a lazy expiry;
+  3. an `action_expired` frame to the session's subscribers, and kept with the frames of the run that
+     asked for the action (numbered after that run's last frame, so a late reader of the run gets it):
+
+     {"type": "action_expired", "session_id", "interaction_id", "run_id": <the run that asked>,
+      "frame_seq": <that run's next>, "action_id", "tool", "args_sha256", "expires_at", "expired_at"}
+
+     It comes after the run's `done`: the run ended long before; the frame tells of its action.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from typing import Any, Literal
+
+from beam_store import Action
+from beam_store.records import overdue_cursor
+
+from ..models import FrameHeader
+from . import events
+from .expiry import expired_here, settle
+from .frames import FrameSink
+from .setup import Setup
+
+logger = logging.getLogger(__name__)
+# overdue actions read a page at a time, and at most this many a sweep (the next sweep goes on)
+SWEEP_PAGE = 100
+DEFAULT_SWEEP_LIMIT = 1000
+
+
+class ActionExpiredFrame(FrameHeader):
+    """A pending action expired unanswered (the sweep's frame; the module's comment draws it)."""
+
+    type: Literal["action_expired"] = "action_expired"
+    action_id: str
+    tool: str
+    args_sha256: str
+    expires_at: str | None = None
+    expired_at: str
+
+
+def _expire_overdue(setup: Setup, now: str, limit: int) -> list[Action]:
+    """Every overdue action, up to `limit` looked at, expired here by its conditional write; those a
+    resolution or another expiry took first are left as they are."""
+    expired: list[Action] = []
+    after: str | None = None
+    seen = 0
+    while seen < limit:
+        page = setup.store.list_overdue_actions(now, after=after, limit=min(SWEEP_PAGE, limit - seen))
+        for listed in page:
+            current = setup.store.expire_action(listed.action_id, now)
+            if expired_here(current, listed, now):
+                expired.append(current)
+        seen += len(page)
+        if len(page) < SWEEP_PAGE:
+            break
+        after = overdue_cursor(page[-1])
+    return expired
+
+
+def _frames(setup: Setup, run_id: str, actions: list[Action]) -> list[dict[str, Any]]:
+    """The actions' frames, numbered after the last frame their run kept."""
+    kept = setup.store.list_frames(run_id)
+    first = kept[-1]["frame_seq"] + 1 if kept else 0
+    return [
+        ActionExpiredFrame(
+            session_id=a.session_id,
+            interaction_id=a.interaction_id,
+            run_id=run_id,
+            frame_seq=first + n,
+            action_id=a.action_id,
+            tool=a.tool,
+            args_sha256=a.args_sha256,
+            expires_at=a.expires_at,
+            expired_at=a.updated_at,
+        ).model_dump(mode="json")
+        for n, a in enumerate(actions)
+    ]
+
+
+def _tell_subscribers(setup: Setup, expired: list[Action], on_frame: FrameSink | None) -> None:
+    """Keep each run's frames, then send them; a failure costs that run's frames alone."""
+    by_run: dict[str, list[Action]] = defaultdict(list)
+    for action in expired:
+        by_run[action.run_id].append(action)
+    for run_id, actions in by_run.items():
+        try:
+            frames = _frames(setup, run_id, actions)
+            setup.store.append_frames(run_id, frames, setup.frames_expire_at())
+        except Exception:
+            logger.exception("the expiry frames were not kept", extra={"run_id": run_id})
+            continue
+        for frame in frames:
+            if on_frame is not None:
+                try:
+                    on_frame(ActionExpiredFrame.model_validate(frame))
+                except Exception:
+                    logger.exception("frame sink failed", extra={"run_id": run_id})
+
+
+def sweep(setup: Setup, on_frame: FrameSink | None, limit: int = DEFAULT_SWEEP_LIMIT) -> list[Action]:
+    """Expire what is overdue now (by the setup's clock); returns the actions this sweep expired."""
+    now = setup.now()
+    expired = _expire_overdue(setup, now, limit)
+    events.publish(setup.events, events.EXPIRED, expired, expired_by="sweep")
+    by_interaction: dict[str, set[str]] = defaultdict(set)
+    for action in expired:
+        by_interaction[action.interaction_id].add(action.action_id)
+    for interaction_id, action_ids in by_interaction.items():
+        try:
+            settle(setup, interaction_id, action_ids, now)
+        except Exception:  # the next run of the interaction still tells the agent
+            logger.exception("an interaction was not closed", extra={"interaction_id": interaction_id})
+    _tell_subscribers(setup, expired, on_frame)
+    if expired:
+        logger.info("actions expired", extra={"count": len(expired)})
+    return expired

@@ -1,0 +1,137 @@
+"""The sweep (issue 13), on every store, by an injectable clock (no sleeps): it expires the overdue pending
+actions nobody touched, closes the interaction that waited on them (`completed`; the agent is told on its
+next run, once), keeps and sends an `action_expired` frame after the asking run's frames, and leaves
+alone what is in time or answered."""
+
+from __future__ import annotations
+
+import pytest
+from beam_store import BeamStore, ToolResultPart
+from riverbeam import (
+    AgentResult,
+    BeamError,
+    ModelTurn,
+    RiverBeam,
+    ScriptedModel,
+    ToolAgentRunner,
+    ToolCall,
+    tool,
+)
+
+from tests.support.agents import FrameLog, PushCounter, invoke_body, resume_body
+from tests.support.clock import Clock, asked, clocked, iso
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+def test_the_sweep_expires_what_is_overdue_and_closes_its_interaction(store: BeamStore, clock: Clock) -> None:
+    beam, counter = clocked(store, clock)
+    result = asked(beam)
+    action_id, interaction_id = str(result.action_required[0].action_id), str(result.interaction_id)
+    clock.advance(hours=23)
+    assert beam.sweep_expired() == []  # in time: left pending
+    assert beam.read_action(action_id, user_id="u1").status == "pending"
+    clock.advance(hours=1)
+    frames = FrameLog()
+    swept = beam.sweep_expired(on_frame=frames)
+    assert [a.action_id for a in swept] == [action_id] and swept[0].status == "expired"
+    action = beam.read_action(action_id, user_id="u1")
+    assert action.status == "expired" and action.response is None and action.updated_at == iso(clock())
+    assert beam.read_interaction(interaction_id, user_id="u1").status == "completed"
+    assert beam.sweep_expired() == []  # nothing twice
+    (frame,) = frames
+    assert frame.model_dump(mode="json") == {
+        "type": "action_expired",
+        "session_id": str(result.session_id),
+        "interaction_id": interaction_id,
+        "run_id": str(result.run_id),
+        "frame_seq": 0,  # a run that was not streamed kept no frames
+        "action_id": action_id,
+        "tool": "git_push",
+        "args_sha256": result.action_required[0].args_sha256,
+        "expires_at": result.action_required[0].expires_at,
+        "expired_at": iso(clock()),
+    }
+    with pytest.raises(BeamError) as raised:
+        beam.resume(resume_body(result))
+    assert raised.value.code == "BEM-070" and counter.pushed == []
+
+
+def _told(beam: RiverBeam, session_id: str) -> list[str]:
+    return [
+        p.tool_call_id
+        for m in beam.read_messages(session_id, user_id="u1")
+        for p in m.content
+        if isinstance(p, ToolResultPart) and p.error is not None and p.error.code == "BEM-070"
+    ]
+
+
+def test_the_agent_is_told_of_a_swept_action_on_the_next_run_once(store: BeamStore, clock: Clock) -> None:
+    beam, _ = clocked(store, clock)
+    result = asked(beam)
+    session_id, interaction_id = str(result.session_id), str(result.interaction_id)
+    clock.advance(days=2)
+    assert len(beam.sweep_expired()) == 1
+    again = beam.invoke(invoke_body(session_id, text="and now?", interaction_id=interaction_id))
+    assert isinstance(again, AgentResult) and not again.interrupted
+    assert _told(beam, session_id) == [result.action_required[0].action_id]
+    action = beam.read_action(str(result.action_required[0].action_id), user_id="u1")
+    assert action.resolved_run_id == again.run_id
+    beam.invoke(invoke_body(session_id, text="still there?", interaction_id=interaction_id))
+    assert len(_told(beam, session_id)) == 1
+
+
+def test_a_streamed_run_keeps_the_frame_after_its_done(store: BeamStore, clock: Clock) -> None:
+    beam, _ = clocked(store, clock)
+    frames = FrameLog()
+    session_id = invoke_body()["session_id"]
+    beam.invoke(invoke_body(session_id, stream=True), on_frame=frames)
+    done = frames[-1]
+    assert done.type == "done"
+    clock.advance(days=1)
+    pushed = FrameLog()
+    beam.sweep_expired(on_frame=pushed)
+    kept = beam.read_frames(done.run_id, user_id="u1")
+    assert [f["type"] for f in kept][-2:] == ["done", "action_expired"]
+    assert kept[-1]["frame_seq"] == done.frame_seq + 1 == pushed[0].frame_seq
+
+
+def test_an_interaction_still_waiting_on_another_action_stays_open(store: BeamStore, clock: Clock) -> None:
+    counter = PushCounter()
+
+    @tool(confirm_required=True, expires_after=60)
+    def deploy(env: str) -> str:
+        """Deploy, if someone says so within a minute."""
+        return env
+
+    calls = [ToolCall(name="git_push", args={"ref": "a"}), ToolCall(name="deploy", args={"env": "prod"})]
+    beam = RiverBeam(store, clock=clock)
+    model = ScriptedModel([ModelTurn(tool_calls=calls)] * 2)
+    runner = ToolAgentRunner(model=model, tools=[counter.tool(), deploy])
+    beam.register_agent("author", runner, action_ttl_seconds=3600)
+    first, other = asked(beam), asked(beam)
+    clock.advance(minutes=2)
+    swept = beam.sweep_expired()
+    # a sweep spans every session: both deploys, not the pushes
+    assert sorted(a.action_id for a in swept) == sorted(
+        str(r.action_required[1].action_id) for r in (first, other)
+    )
+    assert beam.read_interaction(str(first.interaction_id), user_id="u1").status == "in_progress"
+    clock.advance(hours=1)
+    assert len(beam.sweep_expired()) == 2
+    assert beam.read_interaction(str(first.interaction_id), user_id="u1").status == "completed"
+    assert beam.read_interaction(str(other.interaction_id), user_id="u1").status == "completed"
+
+
+def test_answered_actions_and_untimed_ones_are_left_alone(store: BeamStore, clock: Clock) -> None:
+    beam, counter = clocked(store, clock)
+    answered, waiting = asked(beam), asked(beam)
+    beam.resume(resume_body(answered))
+    clock.advance(days=3)
+    swept = beam.sweep_expired(limit=1)  # a sweep looks at `limit` actions at most: the next goes on
+    assert [a.action_id for a in swept] == [waiting.action_required[0].action_id]
+    assert beam.read_action(str(answered.action_required[0].action_id), user_id="u1").status == "resolved"
+    assert counter.pushed == ["docs/update"]
