@@ -1,0 +1,264 @@
+// The approval inbox: a session's conversation as it streams, and its pending approvals to decide.
+// State that must survive a reload lives on the server (messages, pending actions, a run's frames) and in
+// the URL (?session=); the user id is kept in localStorage, the run this tab follows in sessionStorage.
+import { Api, Runs, Subscription, settings } from "./api.js";
+import { card, drawDiff, pretty, tickCountdowns, uuid4 } from "./approvals.js";
+
+const $ = (id) => document.getElementById(id);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const state = { session: null, generation: 0, socket: null, runs: null, bubbles: new Map(), calls: new Map() };
+const api = new Api(() => ({ user: $("user-id").value.trim(), token: $("token").value.trim() }));
+const runKey = (sessionId) => `riverbeam.run.${sessionId}`;
+
+// ------------------------------------------------------------------ errors and the conversation
+
+function showError(error) {
+  const item = document.createElement("p");
+  item.className = "error";
+  item.dataset.testid = "error";
+  item.textContent = error.code ? `${error.code}: ${error.detail}` : String(error.message || error);
+  $("errors").replaceChildren(item);
+}
+
+function entry(kind, label, text) {
+  const item = document.createElement("li");
+  item.className = `entry ${kind}`;
+  item.dataset.kind = kind;
+  const who = document.createElement("span");
+  who.className = "who";
+  who.textContent = label;
+  const body = document.createElement("div");
+  body.className = "body";
+  body.textContent = text;
+  item.append(who, body);
+  $("conversation").append(item);
+  item.scrollIntoView({ block: "nearest" });
+  return body;
+}
+
+const brief = (value) => (typeof value === "string" ? value : JSON.stringify(value));
+
+function showResult(part) {
+  const error = part.error ? ` ${part.error.code}: ${part.error.message}` : "";
+  const output = part.output === null || part.output === undefined ? "" : ` ${brief(part.output)}`;
+  entry(`result ${part.status}`, part.name || "tool", `${part.status}${error}${output}`);
+}
+
+function showCall(call) {
+  state.calls.set(call.tool_call_id, call.args);
+  entry("call", "tool call", `${call.name} ${JSON.stringify(call.args)}`);
+}
+
+// a decision as the conversation records it; edited args drawn as a diff of what the agent asked for
+function showDecision(part) {
+  if (part.status === "cancelled") {
+    entry("decision rejected", "you", `Rejected${part.reason ? `: ${part.reason}` : ""}`);
+    return;
+  }
+  const body = entry("decision approved", "you", part.edited_args ? "Approved with edited args" : "Approved");
+  const asked = state.calls.get(part.action_id);
+  if (part.edited_args && asked) {
+    const diff = document.createElement("pre");
+    diff.className = "diff";
+    drawDiff(diff, asked, part.edited_args);
+    body.append(diff);
+  }
+}
+
+function showMessage(message) {
+  for (const part of message.content || []) {
+    if (part.type === "text") entry(message.role === "human" ? "human" : "agent", message.role === "human" ? "you" : "agent", part.text);
+    else if (part.type === "tool_call") showCall(part);
+    else if (part.type === "tool_result") showResult(part);
+    else if (part.type === "action_response") showDecision(part);
+    else entry("note", part.type || "part", brief(part));
+  }
+}
+
+function showFrame(frame) {
+  const runId = frame.run_id;
+  if (frame.type !== "text_delta") state.bubbles.delete(runId); // the next text starts a new bubble
+  switch (frame.type) {
+    case "run_started":
+      return;
+    case "text_delta": {
+      if (!state.bubbles.has(runId)) state.bubbles.set(runId, entry("agent", "agent", ""));
+      state.bubbles.get(runId).textContent += frame.text;
+      return;
+    }
+    case "tool_call":
+      return showCall(frame);
+    case "tool_result":
+      return showResult(frame);
+    case "error":
+      return entry("failure", "error", `${frame.code}: ${frame.message}`);
+    case "done":
+      return loadApprovals();
+    default:
+      // a frame this page does not know (an expiry notice, say): said in one line, and the inbox re-read
+      entry("note", "notice", `${frame.type || "frame"}${frame.action_id ? ` ${frame.action_id}` : ""}`);
+      return loadApprovals();
+  }
+}
+
+// ------------------------------------------------------------------ approvals
+
+async function decide(action, response) {
+  const ack = await api.request("POST", "/resume", {
+    body: { agent_name: action.agent_name || $("agent").value, session_id: state.session, interaction_id: action.interaction_id, actions: [response] },
+  });
+  showDecision({ ...response, action_id: action.action_id });
+  followRun(ack.run_id);
+  await loadApprovals();
+}
+
+async function loadApprovals() {
+  const session = state.session;
+  const generation = state.generation;
+  let actions;
+  try {
+    actions = await api.all(`/sessions/${session}/actions`, "actions", undefined, { status: "pending" });
+  } catch (error) {
+    if (error.status !== 404) showError(error); // a new session has none yet
+    actions = [];
+  }
+  if (generation !== state.generation) return;
+  const pending = actions.filter((action) => action.status === "pending");
+  const list = $("approvals");
+  const kept = new Map([...list.children].map((node) => [node.dataset.actionId, node]));
+  // a card being edited keeps its state: only the cards of decided actions go, and new ones come
+  list.replaceChildren(...pending.map((action) => kept.get(action.action_id) || card($("approval-template"), action, decide)));
+  $("approval-count").textContent = String(pending.length);
+  $("no-approvals").hidden = pending.length > 0;
+  tickCountdowns(list);
+}
+
+// ------------------------------------------------------------------ sessions and runs
+
+function followRun(runId) {
+  sessionStorage.setItem(runKey(state.session), runId);
+  state.runs.follow(runId);
+  state.runs.replay(runId);
+}
+
+// the run in progress, if any: the last one this tab started, or the active run of the last interaction
+async function runInProgress(sessionId, messages) {
+  const last = messages[messages.length - 1];
+  const candidates = [sessionStorage.getItem(runKey(sessionId))];
+  if (last) {
+    const interaction = await api.request("GET", `/interactions/${last.interaction_id}`).catch(() => null);
+    candidates.push(interaction && interaction.active_run_id);
+  }
+  for (const runId of candidates.filter(Boolean)) {
+    const run = await api.request("GET", `/runs/${runId}`).catch((error) => (error.status === 404 ? { status: "queued" } : null));
+    if (run && (run.status === "running" || run.status === "queued")) return runId;
+  }
+  return null;
+}
+
+async function readMessages(sessionId) {
+  try {
+    return await api.all(`/sessions/${sessionId}/messages`, "messages");
+  } catch (error) {
+    if (error.status === 404) return []; // a new session
+    throw error;
+  }
+}
+
+// After a reload: the stored conversation, then the run in progress replayed from its frames (its own
+// messages are left out: they are stored only when it ends, and its frames show them).
+async function restore(sessionId, generation) {
+  let messages = await readMessages(sessionId);
+  const running = await runInProgress(sessionId, messages);
+  if (!running) messages = await readMessages(sessionId); // a run that ended meanwhile is in it now
+  if (generation !== state.generation) return;
+  for (const message of messages) {
+    if (message.run_id !== running || message.role === "human") showMessage(message);
+  }
+  if (running) followRun(running);
+  await loadApprovals();
+}
+
+async function openSession(sessionId) {
+  if (!UUID.test(sessionId)) return showError(new Error("A session id is a UUID (or start a new session)."));
+  $("errors").replaceChildren();
+  if (state.socket) state.socket.close();
+  if (state.runs) state.runs.stop();
+  const generation = ++state.generation;
+  Object.assign(state, { session: sessionId, bubbles: new Map(), calls: new Map() });
+  $("session-id").value = sessionId;
+  const url = new URL(window.location.href);
+  url.searchParams.set("session", sessionId);
+  window.history.replaceState(null, "", url);
+  $("conversation").replaceChildren();
+  $("approvals").replaceChildren();
+  state.runs = new Runs(api, showFrame);
+  state.socket = new Subscription(api, sessionId, (frame) => state.runs.add(frame), onConnection);
+  state.socket.open();
+  try {
+    await restore(sessionId, generation);
+  } catch (error) {
+    showError(error);
+  }
+}
+
+function onConnection(status, error) {
+  $("connection").textContent = status;
+  $("connection").dataset.state = status;
+  if (error) showError(error);
+  if (status === "connected" && state.runs) {
+    state.runs.replayAll(); // frames sent while the socket was down
+    loadApprovals();
+  }
+}
+
+async function send(event) {
+  event.preventDefault();
+  const text = $("message").value.trim();
+  if (!text) return;
+  if (!state.session) await openSession(uuid4());
+  try {
+    const ack = await api.request("POST", "/invoke", {
+      body: { agent_name: $("agent").value.trim(), session_id: state.session, content: [{ type: "text", text }], stream: true },
+    });
+    entry("human", "you", text);
+    $("message").value = "";
+    followRun(ack.run_id);
+  } catch (error) {
+    showError(error);
+  }
+}
+
+function start() {
+  const params = new URLSearchParams(window.location.search);
+  const jwt = settings.auth === "jwt";
+  $("user-id").hidden = $("user-label").hidden = jwt;
+  $("token").hidden = $("token-label").hidden = !jwt || Boolean(settings.getToken);
+  $("user-id").value = params.get("user") || localStorage.getItem("riverbeam.user") || "";
+  localStorage.setItem("riverbeam.user", $("user-id").value);
+  $("agent").value = settings.agent;
+  const identityChanged = () => {
+    localStorage.setItem("riverbeam.user", $("user-id").value.trim());
+    if (state.session) openSession(state.session);
+  };
+  $("user-id").addEventListener("change", identityChanged);
+  $("token").addEventListener("change", identityChanged);
+  $("message").addEventListener("keydown", (event) => {
+    // Enter sends, Shift+Enter is a new line
+    if (event.key === "Enter" && !event.shiftKey) {
+      event.preventDefault();
+      $("message-form").requestSubmit();
+    }
+  });
+  $("identity-form").addEventListener("submit", (event) => event.preventDefault());
+  $("session-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    openSession($("session-id").value.trim());
+  });
+  $("new-session").addEventListener("click", () => openSession(uuid4()));
+  $("message-form").addEventListener("submit", send);
+  setInterval(() => tickCountdowns($("approvals")), 1000);
+  if (params.get("session")) openSession(params.get("session"));
+}
+
+start();

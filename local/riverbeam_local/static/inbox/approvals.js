@@ -1,0 +1,165 @@
+// The pending approvals: one card per action, with its tool, args, hash and time left, and the three
+// decisions. Every decision is a resume carrying the action's args_sha256, so the server refuses it
+// (BEM-067) if the args are no longer those the person saw.
+
+export const pretty = (value) => JSON.stringify(sortKeys(value), null, 2);
+
+function sortKeys(value) {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sortKeys(value[key])]));
+  }
+  return value;
+}
+
+// A line diff of two texts (longest common subsequence: args are small), as [sign, line] pairs.
+export function diffLines(before, after) {
+  const a = before.split("\n");
+  const b = after.split("\n");
+  const common = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0));
+  for (let i = a.length - 1; i >= 0; i--) {
+    for (let j = b.length - 1; j >= 0; j--) {
+      common[i][j] = a[i] === b[j] ? common[i + 1][j + 1] + 1 : Math.max(common[i + 1][j], common[i][j + 1]);
+    }
+  }
+  const out = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (i < a.length && j < b.length && a[i] === b[j]) {
+      out.push([" ", a[i]]);
+      i += 1;
+      j += 1;
+    } else if (j >= b.length || (i < a.length && common[i + 1][j] >= common[i][j + 1])) {
+      out.push(["-", a[i++]]);
+    } else {
+      out.push(["+", b[j++]]);
+    }
+  }
+  return out;
+}
+
+// The diff drawn into `element`: removed lines red, added lines green.
+export function drawDiff(element, before, after) {
+  element.replaceChildren(
+    ...diffLines(pretty(before), pretty(after)).map(([sign, line]) => {
+      const row = document.createElement("span");
+      row.className = sign === "-" ? "removed" : sign === "+" ? "added" : "same";
+      row.textContent = `${sign} ${line}\n`;
+      return row;
+    }),
+  );
+}
+
+export function timeLeft(expiresAt, now = Date.now()) {
+  const end = Date.parse(expiresAt);
+  if (Number.isNaN(end)) return { text: "no expiry", expired: false };
+  let seconds = Math.floor((end - now) / 1000);
+  if (seconds <= 0) return { text: "expired", expired: true };
+  const parts = [];
+  for (const [unit, size] of [["d", 86400], ["h", 3600], ["m", 60]]) {
+    if (seconds >= size || parts.length) parts.push(`${Math.floor(seconds / size)}${unit}`);
+    seconds %= size;
+  }
+  parts.push(`${seconds}s`);
+  return { text: `${parts.join(" ")} left`, expired: false };
+}
+
+function envelope(action, status, extra) {
+  return {
+    action_id: action.action_id,
+    kind: action.kind || "confirmation",
+    request_id: crypto.randomUUID ? crypto.randomUUID() : uuid4(),
+    status,
+    payload: { tool: action.tool, args: action.args },
+    args_sha256: action.args_sha256,
+    ...extra,
+  };
+}
+
+// crypto.randomUUID exists only in secure contexts; a page served over plain http elsewhere has this
+export function uuid4() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+// The edited args, or why they cannot be sent (not JSON, not an object).
+function parseEdit(text) {
+  try {
+    const value = JSON.parse(text);
+    if (!value || typeof value !== "object" || Array.isArray(value)) return { error: "The args must be a JSON object." };
+    return { value };
+  } catch (error) {
+    return { error: `Not valid JSON: ${error.message}` };
+  }
+}
+
+// One card; `decide(action, response)` sends the resume and rejects with an ApiError on refusal.
+export function card(template, action, decide) {
+  const node = template.content.firstElementChild.cloneNode(true);
+  const part = (selector) => node.querySelector(selector);
+  node.dataset.actionId = action.action_id;
+  node.dataset.expiresAt = action.expires_at || "";
+  part(".tool").textContent = action.tool;
+  part(".args").textContent = pretty(action.args);
+  part("[data-testid=approval-hash]").textContent = action.args_sha256 || "(none)";
+  const problem = part(".problem");
+  const editor = part(".editor");
+  const edited = part(".edited");
+  const invalid = part(".invalid");
+  const rejecter = part(".rejecter");
+
+  const send = async (response) => {
+    problem.textContent = "";
+    node.querySelectorAll("button").forEach((button) => (button.disabled = true));
+    try {
+      await decide(action, response);
+      node.classList.add("decided");
+    } catch (error) {
+      problem.textContent = error.message;
+      node.querySelectorAll("button").forEach((button) => (button.disabled = false));
+    }
+  };
+  const checkEdit = () => {
+    const parsed = parseEdit(edited.value);
+    invalid.textContent = parsed.error || "";
+    if (parsed.value) drawDiff(part(".diff"), action.args, parsed.value);
+    return parsed;
+  };
+  part(".approve").addEventListener("click", () => send(envelope(action, "submitted")));
+  part(".edit").addEventListener("click", () => {
+    rejecter.hidden = true;
+    editor.hidden = !editor.hidden;
+    if (!editor.hidden && !edited.value) edited.value = pretty(action.args);
+    checkEdit();
+    edited.focus();
+  });
+  edited.addEventListener("input", checkEdit);
+  part(".confirm-edit").addEventListener("click", () => {
+    const parsed = checkEdit();
+    if (parsed.value) send(envelope(action, "submitted", { edited_args: parsed.value }));
+  });
+  part(".reject").addEventListener("click", () => {
+    editor.hidden = true;
+    rejecter.hidden = !rejecter.hidden;
+    part(".reason").focus();
+  });
+  part(".confirm-reject").addEventListener("click", () => {
+    const reason = part(".reason").value.trim();
+    send(envelope(action, "cancelled", reason ? { reason } : {}));
+  });
+  return node;
+}
+
+// The countdowns of every card, redrawn each second; an expired card keeps its place, marked.
+export function tickCountdowns(container) {
+  for (const node of container.querySelectorAll("[data-testid=approval]")) {
+    const left = timeLeft(node.dataset.expiresAt);
+    const countdown = node.querySelector(".countdown");
+    if (countdown.textContent !== left.text) countdown.textContent = left.text;
+    node.classList.toggle("expired", left.expired);
+  }
+}

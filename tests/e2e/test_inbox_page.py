@@ -1,0 +1,238 @@
+"""The approval inbox page (issue 13) in Debian's headless chromium, driven by selenium, against a real
+`riverbeam dev`: each decision is seen where it matters, in the bare remote (git) or its absence."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from riverbeam_local.process import DevProcess, running
+
+from tests.support import browser
+from tests.support.devstack import http, remote_refs, work_commit
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.webdriver.remote.webelement import WebElement
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
+
+# far above what a step takes here (a second or two), for a loaded 2-core CI machine
+WAIT_SECONDS = 90.0
+USER = "inbox-user"
+
+
+# ---------------------------------------------------------------------------- fixtures and helpers
+
+
+@pytest.fixture(scope="module")
+def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevProcess]:
+    reason = browser.missing()
+    if reason is not None:
+        if browser.must_run():
+            pytest.fail(f"CI=true and no browser to test the inbox page: {reason}")
+        pytest.skip(reason)
+    with running(tmp_path_factory.mktemp("inbox")) as process:
+        yield process
+
+
+@pytest.fixture
+def remote(dev: DevProcess) -> Path:
+    """The stack's bare remote, emptied: each test sees only its own pushes."""
+    bare = dev.data_dir / "remote.git"
+    for ref in remote_refs(dev.data_dir):
+        subprocess.run(["git", "-C", str(bare), "update-ref", "-d", ref], check=True, timeout=60)
+    assert remote_refs(dev.data_dir) == {}
+    return bare
+
+
+@pytest.fixture
+def page(dev: DevProcess) -> Iterator[WebDriver]:
+    with browser.chromium() as driver:
+        driver.get(f"{dev.http_url}/?user={USER}")
+        yield driver
+
+
+def until(driver: WebDriver, check: Callable[[], Any], what: str) -> Any:
+    """`check()`'s first truthy answer, waited for (bounded); selenium's lookups retried meanwhile."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(driver, WAIT_SECONDS, ignored_exceptions=[StaleElementReferenceException])
+    return wait.until(lambda _: check(), message=f"waited {WAIT_SECONDS} s for {what}")
+
+
+def by_testid(root: WebDriver | WebElement, name: str) -> WebElement:
+    from selenium.webdriver.common.by import By
+
+    return root.find_element(By.CSS_SELECTOR, f"[data-testid={name}]")
+
+
+def approvals(driver: WebDriver) -> list[WebElement]:
+    from selenium.webdriver.common.by import By
+
+    return driver.find_elements(By.CSS_SELECTOR, "#approvals [data-testid=approval]")
+
+
+def conversation(driver: WebDriver) -> str:
+    return str(by_testid(driver, "conversation").text)
+
+
+def ask_to_push(driver: WebDriver, ref: str = "docs/update") -> WebElement:
+    """A new session, the message sent, and the approval card it brings."""
+    by_testid(driver, "new-session").click()
+    by_testid(driver, "message").send_keys(f"Push {ref}")
+    by_testid(driver, "send").click()
+    cards: list[WebElement] = until(driver, lambda: approvals(driver), "the approval card")
+    assert len(cards) == 1, cards
+    return cards[0]
+
+
+def results(driver: WebDriver, status: str) -> list[WebElement]:
+    """The conversation's tool results of this status."""
+    from selenium.webdriver.common.by import By
+
+    return driver.find_elements(By.CSS_SELECTOR, f"#conversation .entry.result.{status}")
+
+
+def run_status(dev: DevProcess, run_id: str) -> str | None:
+    status, run = http(dev.http_url, "GET", f"/runs/{run_id}?user_id={USER}")
+    return str(run["status"]) if status == 200 else None
+
+
+def session_id(driver: WebDriver) -> str:
+    found = re.search(r"[?&]session=([0-9a-f-]{36})", driver.current_url)
+    assert found, driver.current_url
+    return found.group(1)
+
+
+def stored_action(dev: DevProcess, action_id: str) -> dict[str, Any]:
+    status, action = http(dev.http_url, "GET", f"/actions/{action_id}?user_id={USER}")
+    assert status == 200, action
+    return action  # type: ignore[no-any-return]
+
+
+def edit(card: WebElement, text: str) -> None:
+    if not by_testid(card, "editor").is_displayed():
+        by_testid(card, "edit").click()
+    box = by_testid(card, "edited-args")
+    box.clear()
+    box.send_keys(text)
+
+
+def pushed(dev: DevProcess, branch: str) -> bool:
+    return remote_refs(dev.data_dir).get(f"refs/heads/{branch}") == work_commit(dev.data_dir, branch)
+
+
+# ---------------------------------------------------------------------------- the decisions
+
+
+def test_approve_pushes_and_the_conversation_shows_the_result(
+    dev: DevProcess, remote: Path, page: WebDriver
+) -> None:
+    card = ask_to_push(page)
+    assert by_testid(card, "approval-tool").text == "git_push"
+    assert json.loads(by_testid(card, "approval-args").text) == {"ref": "docs/update"}
+    action = stored_action(dev, card.get_attribute("data-action-id") or "")
+    assert by_testid(card, "approval-hash").text == action["args_sha256"]
+    assert re.fullmatch(r"[0-9a-f]{64}", action["args_sha256"])
+    first = until(page, lambda: by_testid(card, "approval-countdown").text, "the time left")
+    assert re.fullmatch(r"23h 59m \d+s left", first), first
+    until(page, lambda: by_testid(card, "approval-countdown").text != first, "the countdown to move")
+    assert "Push docs/update" in conversation(page)
+    assert "I will push docs/update once you approve." in conversation(page)
+
+    by_testid(card, "approve").click()
+    until(page, lambda: pushed(dev, "docs/update"), "docs/update in the bare remote")
+    (result,) = until(page, lambda: results(page, "ok"), "the result in the conversation")
+    assert "GIT_PUSH" in result.text.upper()
+    until(page, lambda: not approvals(page), "the card to go")
+    assert set(remote_refs(dev.data_dir)) == {"refs/heads/docs/update"}
+    assert stored_action(dev, action["action_id"])["status"] == "resolved"
+    assert by_testid(page, "approval-count").text == "0"
+
+
+def test_edit_and_approve_pushes_the_edited_ref(dev: DevProcess, remote: Path, page: WebDriver) -> None:
+    card = ask_to_push(page)
+    action_id = card.get_attribute("data-action-id") or ""
+    edit(card, '{"ref": "main"}')
+    diff = until(page, lambda: by_testid(card, "diff").text, "the diff")
+    assert '-   "ref": "docs/update"' in diff and '+   "ref": "main"' in diff, diff
+    by_testid(card, "approve-edited").click()
+
+    until(page, lambda: pushed(dev, "main"), "main in the bare remote")
+    until(page, lambda: "Approved with edited args" in conversation(page), "the decision")
+    assert set(remote_refs(dev.data_dir)) == {"refs/heads/main"}  # never the ref first asked for
+    action = stored_action(dev, action_id)
+    assert (action["args"], action["run_args"]) == ({"ref": "docs/update"}, {"ref": "main"})
+    assert action["outcome"]["status"] == "ok"
+
+
+def test_reject_with_a_reason_pushes_nothing(dev: DevProcess, remote: Path, page: WebDriver) -> None:
+    card = ask_to_push(page)
+    action_id = card.get_attribute("data-action-id") or ""
+    by_testid(card, "reject").click()
+    by_testid(card, "reason").send_keys("not before the release")
+    by_testid(card, "confirm-reject").click()
+
+    until(page, lambda: "Rejected: not before the release" in conversation(page), "the reason shown")
+    action = stored_action(dev, action_id)
+    assert action["status"] == "cancelled" and action["response"]["reason"] == "not before the release"
+    # the run that tells the agent has ended, its answer shown: nothing was pushed, and nothing will be
+    until(page, lambda: run_status(dev, action["resolved_run_id"]) == "completed", "the run to end")
+    told = "I did not push docs/update. Your reason: not before the release"
+    until(page, lambda: told in conversation(page), "the agent's answer to the refusal")
+    assert remote_refs(dev.data_dir) == {}
+    assert not approvals(page)
+    page.refresh()  # the reason is on record, read back with the conversation
+    until(page, lambda: "Rejected: not before the release" in conversation(page), "the reason after a reload")
+    assert remote_refs(dev.data_dir) == {}
+
+
+def test_a_pending_approval_survives_a_reload(dev: DevProcess, remote: Path, page: WebDriver) -> None:
+    card = ask_to_push(page)
+    action_id = card.get_attribute("data-action-id")
+    session = session_id(page)
+    page.refresh()
+
+    (card,) = until(page, lambda: approvals(page), "the approval card after the reload")
+    assert card.get_attribute("data-action-id") == action_id
+    assert session_id(page) == session
+    assert by_testid(page, "session-id").get_attribute("value") == session
+    until(page, lambda: "I will push docs/update once you approve." in conversation(page), "the conversation")
+    assert json.loads(by_testid(card, "approval-args").text) == {"ref": "docs/update"}
+    by_testid(card, "approve").click()
+    until(page, lambda: pushed(dev, "docs/update"), "docs/update in the bare remote")
+    until(page, lambda: not approvals(page), "the card to go")
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ('{"ref": "main"', "Not valid JSON"),
+        ('["main"]', "must be a JSON object"),
+        ('{"ref": 5}', "BEM-001"),
+        ('{"branch": "main"}', "BEM-001"),
+    ],
+)
+def test_an_invalid_edit_is_shown_and_pushes_nothing(
+    dev: DevProcess, remote: Path, page: WebDriver, text: str, shown: str
+) -> None:
+    card = ask_to_push(page)
+    action_id = card.get_attribute("data-action-id") or ""
+    edit(card, text)
+    by_testid(card, "approve-edited").click()
+    if shown.startswith("BEM"):  # the server's refusal, naming the field
+        problem = until(page, lambda: by_testid(card, "approval-error").text, "the server's refusal")
+        assert problem.startswith("BEM-001: ") and "edited_args" in problem, problem
+    else:  # refused on the page: never sent
+        assert shown in by_testid(card, "edit-invalid").text
+    assert by_testid(card, "approve").is_enabled()  # the action can still be decided
+    assert stored_action(dev, action_id)["status"] == "pending"
+    assert remote_refs(dev.data_dir) == {}
+    assert [c.get_attribute("data-action-id") for c in approvals(page)] == [action_id]
