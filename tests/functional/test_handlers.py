@@ -107,6 +107,7 @@ SAMPLES = [
     ("worker/job", "worker", None),
     ("worker/invoke_request", "worker", None),
     ("connections/disconnect", "connections", 200),
+    ("sweep/schedule", "sweep", None),
 ]
 
 
@@ -117,6 +118,9 @@ def test_every_sample_event_is_answered_by_its_handler(stack: Stack) -> None:
         answer = stack.call(function, event(name))
         if function == "worker":
             assert answer == {"batchItemFailures": []}, name
+            continue
+        if function == "sweep":  # the samples' actions are all in time
+            assert answer == {"expired": []}, name
             continue
         assert answer["statusCode"] == status, (name, answer)
         if status >= 400:

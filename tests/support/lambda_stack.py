@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
 ACCOUNT = "123456789012"
 WEBSOCKET_ENDPOINT = "https://wsapi12345.execute-api.us-east-1.amazonaws.com/v1"
-FUNCTIONS = ("invoke", "resume", "records", "connections", "worker")
+FUNCTIONS = ("invoke", "resume", "records", "connections", "worker", "sweep")
 
 
 def template() -> dict[str, Any]:

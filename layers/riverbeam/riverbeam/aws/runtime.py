@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools import Tracer
     from beam_store import TokenUsage
     from mypy_boto3_apigatewaymanagementapi.client import ApiGatewayManagementApiClient
+    from mypy_boto3_events.client import EventBridgeClient
     from mypy_boto3_sqs.client import SQSClient
 
     from ..runner import ToolAgentRunner
@@ -64,6 +65,12 @@ def management_api() -> ApiGatewayManagementApiClient:
     return boto3.client("apigatewaymanagementapi", endpoint_url=settings().websocket_endpoint or None)
 
 
+@functools.cache
+def events_client() -> EventBridgeClient:
+    """Made by the first approval event a container puts (EVENT_BUS_NAME set), not before."""
+    return boto3.client("events")
+
+
 def _author(data_dir: str) -> ToolAgentRunner:
     """The built-in `author`; where git is missing (the Lambda runtime has none) its pushes fail as tool
     errors (BEM-331) instead of keeping the handler from starting."""
@@ -86,6 +93,10 @@ def beam() -> RiverBeam:
     # the table is the template's: no create_table here, and least-privilege roles could not run it
     store = DynamoBeamStore(boto3.client("dynamodb"), config.table_name)
     riverbeam = RiverBeam(store, frame_ttl_seconds=config.frame_ttl_seconds)
+    if config.event_bus_name:
+        from .bus import EventBridgeSink
+
+        riverbeam.set_event_sink(EventBridgeSink(config.event_bus_name, events_client))
     # the agents, agents.yaml and its parser are loaded by the first request that names an agent
     riverbeam.register_agents_on_first_use(functools.partial(register_agents, riverbeam, config))
     return riverbeam
@@ -124,5 +135,5 @@ def record_usage(usage: TokenUsage | None) -> None:
 
 def reset() -> None:
     """Forget what was created (tests change the environment between cases)."""
-    for cached in (settings, sqs, management_api, beam, tracer):
+    for cached in (settings, sqs, management_api, events_client, beam, tracer):
         cached.cache_clear()

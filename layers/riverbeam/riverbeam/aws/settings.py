@@ -29,6 +29,8 @@ class Settings(BaseModel):
     data_dir: str = Field(default="/tmp/riverbeam", alias="RIVERBEAM_DATA_DIR")
     # agents.yaml (riverbeam.agent_config): its agents are registered beside, or instead of, `author`
     agents_file: str = Field(default="", alias="RIVERBEAM_AGENTS_FILE")
+    # the EventBridge bus the approval events go to (riverbeam/aws/bus.py); empty: none are put
+    event_bus_name: str = Field(default="", alias="EVENT_BUS_NAME")
     # `offline` runs every configured agent on the offline model (riverbeam dev, the tests)
     model: Literal["bedrock", "offline"] = Field(default="bedrock", alias="RIVERBEAM_MODEL")
 

@@ -1,0 +1,13 @@
+"""The sweep, on a schedule: expires the pending actions past their time, closes what waited on them and
+pushes an `action_expired` frame to each session's WebSocket connections."""
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from riverbeam.aws.entry import lambda_entry
+from riverbeam.aws.sweep import handle_schedule
+
+
+@lambda_entry(correlation_id_path=None)
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return handle_schedule(event, context)

@@ -1,0 +1,201 @@
+"""Approval events (issue 13): an `Approval Requested` when a run asks, an `Approval Decided` when a resume
+resolves (who, edited or not, the hashes, the reason), an `Approval Expired` when an action expires (a
+resume, the next run or the sweep), each after its write commits and never for a write that lost; a sink
+that fails never fails the step. On every store with an in-process sink, then through the Lambda handlers
+onto moto's EventBridge (a rule to an SQS queue reads them back)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from beam_store import BeamStore
+from riverbeam import (
+    AgentResult,
+    ApprovalEvent,
+    BeamError,
+    EventLog,
+    ModelTurn,
+    RiverBeam,
+    ScriptedModel,
+    ToolAgentRunner,
+    ToolCall,
+)
+from riverbeam.aws import runtime
+
+from tests.support.agents import PushCounter, invoke_body, resume_body
+from tests.support.clock import Clock, asked, clocked, iso
+from tests.support.lambda_stack import Stack, http_event, lambda_stack
+from tests.support.stores import REGION
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+def logged(store: BeamStore, clock: Clock) -> tuple[Any, EventLog]:
+    beam, _ = clocked(store, clock)
+    log = EventLog()
+    beam.set_event_sink(log)
+    return beam, log
+
+
+def test_a_request_and_its_decision_with_who_and_the_hashes(store: BeamStore, clock: Clock) -> None:
+    beam, log = logged(store, clock)
+    result = asked(beam)
+    (requested,) = log
+    action = result.action_required[0]
+    assert requested.source == "riverbeam" and requested.detail_type == "Approval Requested"
+    assert requested.detail | {"created_at": "", "updated_at": ""} == {
+        "version": 1,
+        "action_id": action.action_id,
+        "kind": "confirmation",
+        "tool": "git_push",
+        "status": "pending",
+        "session_id": result.session_id,
+        "interaction_id": result.interaction_id,
+        "run_id": result.run_id,
+        "agent_name": "author",
+        "user_id": "u1",
+        "args_sha256": action.args_sha256,
+        "args": {"ref": "docs/update"},
+        "expires_at": action.expires_at,
+        "created_at": "",
+        "updated_at": "",
+    }
+    beam.resume(resume_body(result, edited_args={"ref": "docs/other"}, args_sha256=action.args_sha256))
+    decided = log[1]
+    assert decided.detail_type == "Approval Decided" and len(log) == 2
+    assert {k: decided.detail[k] for k in ("status", "decision", "decided_by", "edited", "reason")} == {
+        "status": "resolved",
+        "decision": "submitted",
+        "decided_by": "u1",
+        "edited": True,
+        "reason": None,
+    }
+    assert decided.detail["edited_args"] == {"ref": "docs/other"}
+    assert decided.detail["run_args_sha256"] == decided.detail["edited_args_sha256"] != action.args_sha256
+    assert decided.detail["approved_args_sha256"] == action.args_sha256
+    assert decided.detail["decided_at"] == decided.detail["updated_at"] == iso(clock())
+
+
+def test_a_rejection_with_its_reason_and_no_event_for_a_refused_resume(
+    store: BeamStore, clock: Clock
+) -> None:
+    beam, log = logged(store, clock)
+    result = asked(beam)
+    beam.resume(resume_body(result, "cancelled", reason="not today"))
+    assert [e.detail_type for e in log] == ["Approval Requested", "Approval Decided"]
+    assert log[1].detail["decision"] == "cancelled" and log[1].detail["reason"] == "not today"
+    with pytest.raises(BeamError):  # lost: the action is no longer pending
+        beam.resume(resume_body(result))
+    assert len(log) == 2
+
+
+@pytest.mark.parametrize("expired_by", ["resume", "run", "sweep"])
+def test_an_expiry_is_told_once_by_whoever_expires_it(
+    store: BeamStore, clock: Clock, expired_by: str
+) -> None:
+    beam, log = logged(store, clock)
+    result = asked(beam)
+    clock.advance(hours=25)
+    if expired_by == "resume":
+        with pytest.raises(BeamError):
+            beam.resume(resume_body(result))
+    elif expired_by == "run":
+        beam.invoke(
+            invoke_body(str(result.session_id), "u1", "hi", interaction_id=str(result.interaction_id))
+        )
+    else:
+        beam.sweep_expired()
+    beam.sweep_expired()  # finds nothing more to tell
+    expired = [e for e in log if e.detail_type == "Approval Expired"]
+    assert len(expired) == 1 and expired[0].detail["expired_by"] == expired_by
+    assert expired[0].detail["status"] == "expired" and expired[0].detail["expired_at"] == iso(clock())
+
+
+def test_large_args_are_left_out_and_a_failing_sink_fails_nothing(store: BeamStore, clock: Clock) -> None:
+    log = EventLog()
+    beam = RiverBeam(store, clock=clock, events=log)
+    model = ScriptedModel([ModelTurn(tool_calls=[ToolCall(name="git_push", args={"ref": "x" * 9000})])])
+    beam.register_agent("author", ToolAgentRunner(model=model, tools=[PushCounter().tool()]))
+    result = asked(beam)
+    assert "args" not in log[0].detail and log[0].detail["args_omitted"] is True
+    assert len(json.dumps(log[0].detail)) < 2048
+
+    def broken(events: Sequence[ApprovalEvent]) -> None:
+        raise RuntimeError("the bus is down")
+
+    beam.set_event_sink(broken)
+    beam.resume(resume_body(result, "cancelled"))
+    assert beam.read_action(str(result.action_required[0].action_id), user_id="u1").status == "cancelled"
+
+
+# through the handlers, onto moto's EventBridge
+
+
+def _bus_to_queue(bus: str) -> tuple[Any, str]:
+    """The bus, and a rule sending every riverbeam event on it to a queue."""
+    events, sqs = boto3.client("events", region_name=REGION), boto3.client("sqs", region_name=REGION)
+    events.create_event_bus(Name=bus)
+    url = sqs.create_queue(QueueName=f"{bus}-read")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    events.put_rule(Name="all", EventBusName=bus, EventPattern=json.dumps({"source": ["riverbeam"]}))
+    events.put_targets(Rule="all", EventBusName=bus, Targets=[{"Id": "queue", "Arn": arn}])
+    return sqs, url
+
+
+def _read(sqs: Any, url: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    while True:
+        got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0).get("Messages", [])
+        if not got:
+            return found
+        for m in got:
+            found.append(json.loads(m["Body"]))
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+
+
+def test_the_handlers_put_the_events_on_the_bus_and_the_sweep_expires(tmp_path: Path) -> None:
+    bus = f"approvals-{uuid.uuid4().hex[:8]}"
+    with lambda_stack(tmp_path, EVENT_BUS_NAME=bus) as stack:
+        sqs, url = _bus_to_queue(bus)
+        first = _invoke(stack)
+        second = _invoke(stack)
+        answered = stack.call("resume", http_event("resume/http", body=resume_body(first)))
+        assert answered["statusCode"] == 202 and stack.drain() == []
+        connection, _ = stack.connect(str(second.session_id), "u1")
+        later = Clock(runtime.beam()._setup.clock() + timedelta(days=2))
+        runtime.beam()._setup.clock = later
+        swept = stack.call("sweep", {"detail-type": "Scheduled Event", "source": "aws.events", "detail": {}})
+        assert swept == {"expired": [second.action_required[0].action_id]}
+        got = _read(sqs, url)
+        pushed = Stack.pushed(connection)
+    kinds = sorted((e["detail-type"], e["detail"]["action_id"]) for e in got)
+    first_id, second_id = first.action_required[0].action_id, second.action_required[0].action_id
+    assert kinds == sorted(
+        [
+            ("Approval Requested", first_id),
+            ("Approval Requested", second_id),
+            ("Approval Decided", first_id),
+            ("Approval Expired", second_id),
+        ]
+    )
+    assert all(e["source"] == "riverbeam" for e in got)
+    expired = next(e["detail"] for e in got if e["detail-type"] == "Approval Expired")
+    assert expired["expired_by"] == "sweep" and expired["expired_at"] == iso(later())
+    (frame,) = [f for f in pushed if f["type"] == "action_expired"]
+    assert frame["action_id"] == second_id and frame["run_id"] == second.run_id
+
+
+def _invoke(stack: Stack) -> AgentResult:
+    answer = stack.call("invoke", http_event("invoke/http", body=invoke_body()))
+    assert answer["statusCode"] == 200, answer
+    return AgentResult.model_validate(json.loads(answer["body"]))
