@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from riverbeam.aws.http import openapi_document
+from riverbeam.aws.openapi import openapi_document
 
 TARGET = Path(__file__).resolve().parents[1] / "docs" / "openapi.json"
 

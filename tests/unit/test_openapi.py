@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from openapi_spec_validator import validate
-from riverbeam.aws.http import openapi_document
+from riverbeam.aws.openapi import openapi_document
 
 from tests.support.lambda_stack import ROOT, template
 

@@ -1,118 +1,57 @@
-"""The HTTP API (CONTRACT section 7) on Powertools' event handler: the routes of each function, the one
-place that maps errors to the JSON body of section 5, and the OpenAPI document of them all."""
+"""The HTTP API (CONTRACT section 7): the routes of each function, on riverbeam.aws.router, whose
+HttpApp maps every error to the JSON body of section 5. The OpenAPI document of them all is
+riverbeam.aws.openapi's, built only by GET /openapi.json and scripts/write_openapi.py."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
-from aws_lambda_powertools.event_handler.openapi.params import Query
-from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
-from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
-from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 from beam_store import Action, Interaction, Message, Run, Session
 from beam_store.records import ActionStatus, action_cursor
-from pydantic import BaseModel
-from pydantic.json_schema import models_json_schema
+from pydantic import BaseModel, Field
 
-from ..errors import CATALOGUE, BeamError, ErrorResponse
-from ..models import AgentResult, InvokeRequest, ResumeRequest, StreamAck
-from ..pipeline import intake
-from . import refusals, runtime, service
+from ..errors import CATALOGUE, ErrorResponse
+from ..models import AgentResult, StreamAck
+from . import runtime, service
 from .identity import BodyCaller, QueryCaller, caller
+from .router import Answer, HttpApp, Request, Router, answer
 
 MAX_PAGE = 1000
 
 
-def json_response(status: int, model: BaseModel) -> Response[str]:
-    return Response(
-        status_code=status, content_type=content_types.APPLICATION_JSON, body=model.model_dump_json()
-    )
+def http_app(*routers: Router) -> HttpApp:
+    """An app with the given routes and the error mapping every route shares."""
+    return HttpApp(routers)
 
 
-def error_response(error: Exception, request_id: str | None) -> Response[str]:
-    status, body = refusals.answer(error, request_id)
-    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body)
-
-
-def _request_id(app: APIGatewayHttpResolver) -> str | None:
-    return str(app.current_event.request_context.request_id or "") or None
-
-
-def http_app(*routers: APIGatewayHttpRouter) -> APIGatewayHttpResolver:
-    """A resolver with the given routes and the error mapping every route shares."""
-    app = APIGatewayHttpResolver(enable_validation=True)
-    for router in routers:
-        app.include_router(router)
-
-    @app.exception_handler(RequestValidationError)
-    def invalid(error: RequestValidationError) -> Response[str]:
-        # a location is (where, field...): "query", "after"
-        problems = [(intake.field_path(e["loc"][1:]) or str(e["loc"][0]), e["msg"]) for e in error.errors()]
-        return error_response(intake.invalid(problems), _request_id(app))
-
-    @app.not_found
-    def no_route(_: Exception) -> Response[str]:
-        event = app.current_event
-        return error_response(
-            BeamError("BEM-010", f"no route {event.http_method} {event.path}"), _request_id(app)
-        )
-
-    @app.exception_handler(Exception)
-    def refused(error: Exception) -> Response[str]:
-        return error_response(error, _request_id(app))
-
-    return app
-
-
-def _event(router: APIGatewayHttpRouter) -> APIGatewayProxyEventV2:
-    return router.current_event
-
-
-def _claims(router: APIGatewayHttpRouter) -> dict[str, Any]:
-    return _event(router).request_context.authorizer.jwt_claim
-
-
-def _post(
-    router: APIGatewayHttpRouter, serve: Callable[[Any, service.CallerOf], tuple[int, BaseModel]]
-) -> Response[str]:
+def _post(request: Request, serve: Callable[[Any, service.CallerOf], tuple[int, BaseModel]]) -> Answer:
     """A POST route: its body served with the caller that the deployment's AuthMode decides on."""
-    claims = _claims(router)
-    event = _event(router)
-    body = intake.decoded_body(event.body, base64_encoded=bool(event.is_base64_encoded))
-    status, model = serve(body, lambda given: caller(runtime.settings(), BodyCaller(claims, given)))
-    return json_response(status, model)
+    claims = request.claims
+    status, model = serve(request.body, lambda given: caller(runtime.settings(), BodyCaller(claims, given)))
+    return answer(status, model.model_dump_json())
 
 
-def _errors(*codes: str) -> dict[int, OpenAPIResponse]:
+def _errors(*codes: str) -> dict[int, dict[str, Any]]:
     """The error answers of a route, for its OpenAPI description: each status with its codes."""
     statuses = sorted({CATALOGUE[c][0] for c in codes})
     return {
-        s: cast(
-            OpenAPIResponse,
-            {
-                "description": ", ".join(c for c in codes if CATALOGUE[c][0] == s),
-                "content": {"application/json": {"model": ErrorResponse}},
-            },
-        )
+        s: {
+            "description": ", ".join(c for c in codes if CATALOGUE[c][0] == s),
+            "content": {"application/json": {"model": ErrorResponse}},
+        }
         for s in statuses
     }
 
 
-def _ok(status: int, model: type[BaseModel], description: str) -> dict[int, OpenAPIResponse]:
-    return {
-        status: cast(
-            OpenAPIResponse, {"description": description, "content": {"application/json": {"model": model}}}
-        )
-    }
+def _ok(status: int, model: type[BaseModel], description: str) -> dict[int, dict[str, Any]]:
+    return {status: {"description": description, "content": {"application/json": {"model": model}}}}
 
 
 # POST /invoke
 
-invoke_routes = APIGatewayHttpRouter()
+invoke_routes = Router()
 
 
 @invoke_routes.post(
@@ -126,13 +65,13 @@ invoke_routes = APIGatewayHttpRouter()
         **_errors("BEM-001", "BEM-030", "BEM-031", "BEM-021", "BEM-022", "BEM-040", "BEM-500", "BEM-503"),
     },
 )
-def post_invoke() -> Response[str]:
-    return _post(invoke_routes, service.invoke)
+def post_invoke(request: Request) -> Answer:
+    return _post(request, service.invoke)
 
 
 # POST /resume
 
-resume_routes = APIGatewayHttpRouter()
+resume_routes = Router()
 
 
 @resume_routes.post(
@@ -161,19 +100,21 @@ resume_routes = APIGatewayHttpRouter()
         ),
     },
 )
-def post_resume() -> Response[str]:
-    return _post(resume_routes, service.resume)
+def post_resume(request: Request) -> Answer:
+    return _post(request, service.resume)
 
 
 # the reads, for the session's owner
 
-records_routes = APIGatewayHttpRouter()
+records_routes = Router()
+# the query parameters, as the router checks them and the OpenAPI document describes them
 UserQuery = Annotated[
-    str | None, Query(description="the caller, where the deployment's AuthMode is `none` (else ignored)")
+    str | None, Field(description="the caller, where the deployment's AuthMode is `none` (else ignored)")
 ]
-After = Annotated[int, Query(ge=-1, description="only what comes after this sequence number")]
-Limit = Annotated[int, Query(ge=1, le=MAX_PAGE, description="at most this many")]
-ActionStatusQuery = Annotated[ActionStatus | None, Query(description="only the actions with this status")]
+After = Annotated[int, Field(ge=-1, description="only what comes after this sequence number")]
+Limit = Annotated[int, Field(ge=1, le=MAX_PAGE, description="at most this many")]
+ActionStatusQuery = Annotated[ActionStatus | None, Field(description="only the actions with this status")]
+Cursor = Annotated[str | None, Field(description="the `next_after` of the page before")]
 
 
 class MessagesPage(BaseModel):
@@ -195,13 +136,13 @@ class FramesPage(BaseModel):
     next_after: int | None = None
 
 
-def _reader(user_id: str | None) -> str:
-    return caller(runtime.settings(), QueryCaller(_claims(records_routes), user_id)).user_id
+def _reader(request: Request, user_id: str | None) -> str:
+    return caller(runtime.settings(), QueryCaller(request.claims, user_id)).user_id
 
 
 @records_routes.get("/sessions/<session_id>", summary="A session", responses=_errors("BEM-020", "BEM-030"))
-def get_session(session_id: str, user_id: UserQuery = None) -> Session:
-    return runtime.beam().read_session(session_id, user_id=_reader(user_id))
+def get_session(request: Request, session_id: str, user_id: UserQuery = None) -> Session:
+    return runtime.beam().read_session(session_id, user_id=_reader(request, user_id))
 
 
 @records_routes.get(
@@ -210,9 +151,11 @@ def get_session(session_id: str, user_id: UserQuery = None) -> Session:
     responses=_errors("BEM-001", "BEM-020", "BEM-030"),
 )
 def get_messages(
-    session_id: str, after: After = 0, limit: Limit = MAX_PAGE, user_id: UserQuery = None
+    request: Request, session_id: str, after: After = 0, limit: Limit = MAX_PAGE, user_id: UserQuery = None
 ) -> MessagesPage:
-    found = runtime.beam().read_messages(session_id, user_id=_reader(user_id), after_seq=after, limit=limit)
+    found = runtime.beam().read_messages(
+        session_id, user_id=_reader(request, user_id), after_seq=after, limit=limit
+    )
     more = len(found) == limit
     return MessagesPage(session_id=session_id, messages=found, next_after=found[-1].seq if more else None)
 
@@ -226,14 +169,15 @@ def get_messages(
     responses=_errors("BEM-001", "BEM-020", "BEM-030"),
 )
 def get_actions(
+    request: Request,
     session_id: str,
     status: ActionStatusQuery = None,
-    after: Annotated[str | None, Query(description="the `next_after` of the page before")] = None,
+    after: Cursor = None,
     limit: Limit = MAX_PAGE,
     user_id: UserQuery = None,
 ) -> ActionsPage:
     found = runtime.beam().read_actions(
-        session_id, user_id=_reader(user_id), status=status, after=after, limit=limit
+        session_id, user_id=_reader(request, user_id), status=status, after=after, limit=limit
     )
     more = len(found) == limit
     return ActionsPage(
@@ -244,13 +188,13 @@ def get_actions(
 @records_routes.get(
     "/interactions/<interaction_id>", summary="An interaction", responses=_errors("BEM-022", "BEM-030")
 )
-def get_interaction(interaction_id: str, user_id: UserQuery = None) -> Interaction:
-    return runtime.beam().read_interaction(interaction_id, user_id=_reader(user_id))
+def get_interaction(request: Request, interaction_id: str, user_id: UserQuery = None) -> Interaction:
+    return runtime.beam().read_interaction(interaction_id, user_id=_reader(request, user_id))
 
 
 @records_routes.get("/runs/<run_id>", summary="A run", responses=_errors("BEM-023", "BEM-030"))
-def get_run(run_id: str, user_id: UserQuery = None) -> Run:
-    return runtime.beam().read_run(run_id, user_id=_reader(user_id))
+def get_run(request: Request, run_id: str, user_id: UserQuery = None) -> Run:
+    return runtime.beam().read_run(run_id, user_id=_reader(request, user_id))
 
 
 @records_routes.get(
@@ -259,9 +203,11 @@ def get_run(run_id: str, user_id: UserQuery = None) -> Run:
     responses=_errors("BEM-001", "BEM-023", "BEM-030"),
 )
 def get_frames(
-    run_id: str, after: After = -1, limit: Limit = MAX_PAGE, user_id: UserQuery = None
+    request: Request, run_id: str, after: After = -1, limit: Limit = MAX_PAGE, user_id: UserQuery = None
 ) -> FramesPage:
-    found = runtime.beam().read_frames(run_id, user_id=_reader(user_id), after_seq=after, limit=limit)
+    found = runtime.beam().read_frames(
+        run_id, user_id=_reader(request, user_id), after_seq=after, limit=limit
+    )
     more = len(found) == limit
     return FramesPage(run_id=run_id, frames=found, next_after=found[-1]["frame_seq"] if more else None)
 
@@ -274,42 +220,12 @@ def get_frames(
     "`edited_args` and their hash) or that it expired (`status` `expired`), and the tool's `outcome`.",
     responses=_errors("BEM-027", "BEM-030"),
 )
-def get_action(action_id: str, user_id: UserQuery = None) -> Action:
-    return runtime.beam().read_action(action_id, user_id=_reader(user_id))
+def get_action(request: Request, action_id: str, user_id: UserQuery = None) -> Action:
+    return runtime.beam().read_action(action_id, user_id=_reader(request, user_id))
 
 
-@records_routes.get("/openapi.json", include_in_schema=False)
-def get_openapi() -> Response[str]:
-    return Response(
-        status_code=200, content_type=content_types.APPLICATION_JSON, body=json.dumps(openapi_document())
-    )
+@records_routes.get("/openapi.json", documented=False)
+def get_openapi(request: Request) -> Answer:
+    from .openapi import openapi_document
 
-
-def openapi_document() -> dict[str, Any]:
-    """The OpenAPI document of every HTTP route. The request bodies of /invoke and /resume are checked by
-    the pipeline (so that the contract's specific codes win over BEM-001), and their schemas added here."""
-    app = http_app(invoke_routes, resume_routes, records_routes)
-    document: dict[str, Any] = json.loads(
-        app.get_openapi_json_schema(
-            title="Riverbeam",
-            version="0.1.0",
-            description="Agents that ask a person before they act: the HTTP API (CONTRACT section 7).",
-        )
-    )
-    # a body or query that does not fit is answered 400 BEM-001 (section 5), not the resolver's 422
-    for operations in document["paths"].values():
-        for operation in operations.values():
-            operation.get("responses", {}).pop("422", None)
-    for unused in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
-        document.get("components", {}).get("schemas", {}).pop(unused, None)
-    bodies: dict[str, type[BaseModel]] = {"/invoke": InvokeRequest, "/resume": ResumeRequest}
-    _, schemas = models_json_schema(
-        [(model, "validation") for model in bodies.values()], ref_template="#/components/schemas/{model}"
-    )
-    document.setdefault("components", {}).setdefault("schemas", {}).update(schemas.get("$defs", {}))
-    for path, model in bodies.items():
-        document["paths"][path]["post"]["requestBody"] = {
-            "required": True,
-            "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}},
-        }
-    return document
+    return answer(200, json.dumps(openapi_document()))
