@@ -25,18 +25,24 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 # far above what a step takes here (a second or two), for a loaded 2-core CI machine
 WAIT_SECONDS = 90.0
 USER = "inbox-user"
+# the approval time of the expiry test's agent: long enough to see the card and its countdown first
+EXPIRES_AFTER = 10
 
 
 # ---------------------------------------------------------------------------- fixtures and helpers
 
 
-@pytest.fixture(scope="module")
-def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevProcess]:
+def need_browser() -> None:
     reason = browser.missing()
     if reason is not None:
         if browser.must_run():
             pytest.fail(f"CI=true and no browser to test the inbox page: {reason}")
         pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevProcess]:
+    need_browser()
     with running(tmp_path_factory.mktemp("inbox")) as process:
         yield process
 
@@ -142,7 +148,7 @@ def test_approve_pushes_and_the_conversation_shows_the_result(
     assert by_testid(card, "approval-hash").text == action["args_sha256"]
     assert re.fullmatch(r"[0-9a-f]{64}", action["args_sha256"])
     first = until(page, lambda: by_testid(card, "approval-countdown").text, "the time left")
-    assert re.fullmatch(r"23h 59m \d+s left", first), first
+    assert re.fullmatch(r"23h \d+m \d+s left", first), first
     until(page, lambda: by_testid(card, "approval-countdown").text != first, "the countdown to move")
     assert "Push docs/update" in conversation(page)
     assert "I will push docs/update once you approve." in conversation(page)
@@ -236,3 +242,58 @@ def test_an_invalid_edit_is_shown_and_pushes_nothing(
     assert stored_action(dev, action_id)["status"] == "pending"
     assert remote_refs(dev.data_dir) == {}
     assert [c.get_attribute("data-action-id") for c in approvals(page)] == [action_id]
+
+
+def test_an_expired_approval_is_shown_as_such_and_pushes_nothing(tmp_path: Path) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    need_browser()
+    agents = tmp_path / "agents.yaml"
+    agents.write_text(f"agents:\n  author:\n    tools: [git_push]\n    expires_after: {EXPIRES_AFTER}\n")
+    with running(tmp_path / "data", args=("--agents", str(agents))) as dev, browser.chromium() as page:
+        page.get(f"{dev.http_url}/?user={USER}")
+        card = ask_to_push(page)
+        action_id = card.get_attribute("data-action-id") or ""
+        # seconds left (or none already, on a machine slow enough to take them all to show the card)
+        assert re.fullmatch(r"\d+s left|expired", by_testid(card, "approval-countdown").text)
+        expired = until(
+            page,
+            lambda: not approvals(page) or by_testid(card, "approval-countdown").text == "expired",
+            "the approval to expire",
+        )
+        try:  # still shown (no sweep took it off first): marked expired, and an approval is refused
+            if expired is True and approvals(page):
+                assert "expired" in (card.get_attribute("class") or "")
+                by_testid(card, "approve").click()
+                problem = until(page, lambda: by_testid(card, "approval-error").text, "the refusal")
+                assert re.match(r"BEM-\d+: .*expired", problem), problem
+        except StaleElementReferenceException:
+            pass  # the sweep's frame took the card off meanwhile: also right
+        until(page, lambda: stored_action(dev, action_id)["status"] == "expired", "the action expired")
+        assert remote_refs(dev.data_dir) == {}
+
+
+# the page's own Runs (api.js) with a stub API: frames in frame_seq order and each once, a gap filled from
+# the stored frames, a settled run's late notice shown once, a frame with no run shown as it comes
+ORDERING_SCRIPT = """
+const done = arguments[arguments.length - 1];
+import("/inbox/api.js").then(async ({ Runs }) => {
+  const frame = (run, seq, type = "text_delta") => ({ run_id: run, frame_seq: seq, type });
+  const stored = { a: [0, 1, 2, 3].map((seq) => frame("a", seq)) };
+  const api = { all: async (path, key, after) => stored.a.filter((f) => f.frame_seq > after) };
+  const shown = [];
+  const runs = new Runs(api, (f) => shown.push(`${f.run_id || "-"}${f.frame_seq ?? ""}`));
+  runs.add(frame("b", 0)); runs.add(frame("b", 2)); runs.add(frame("b", 1)); runs.add(frame("b", 1));
+  runs.add(frame("a", 0)); runs.add(frame("a", 3));
+  await runs.replay("a");
+  runs.settle("c"); runs.add(frame("c", 7, "action_expired")); runs.add(frame("c", 7, "action_expired"));
+  runs.add({ type: "notice" });
+  runs.stop();
+  done(shown);
+}).catch((error) => done(String(error)));
+"""
+
+
+def test_frames_are_shown_in_order_and_once(page: WebDriver) -> None:
+    shown = page.execute_async_script(ORDERING_SCRIPT)
+    assert shown == ["b0", "b1", "b2", "a0", "a1", "a2", "a3", "c7", "-"], shown

@@ -49,7 +49,8 @@ export class Api {
   async request(method, path, { body, query } = {}) {
     const id = await credentials(this.who);
     const url = new URL(settings.apiUrl + path);
-    for (const [key, value] of Object.entries({ ...id.query, ...query })) {
+    // the identity goes in the query of a read, in the body of an invoke or resume
+    for (const [key, value] of Object.entries({ ...(body ? {} : id.query), ...query })) {
       if (value !== undefined && value !== null) url.searchParams.set(key, value);
     }
     const init = { method, headers: { ...id.headers } };
@@ -155,10 +156,21 @@ export class Runs {
     return this.runs.get(runId);
   }
 
+  // a run already shown from the stored messages: a later frame of it (an expiry notice, numbered after its
+  // `done`) is shown as it comes, and its earlier frames are never replayed
+  settle(runId) {
+    if (!this.runs.has(runId)) this.runs.set(runId, { settled: true, done: true, shown: new Set() });
+  }
+
   add(frame) {
     const { run_id: runId, frame_seq: seq } = frame;
     if (typeof runId !== "string" || !runId || !Number.isInteger(seq)) return this.show(frame);
     const run = this.follow(runId);
+    if (run.settled) {
+      if (!run.shown.has(seq)) this.show(frame);
+      run.shown.add(seq);
+      return;
+    }
     if (seq < run.next || run.early.has(seq)) return; // seen already
     run.early.set(seq, frame);
     while (run.early.has(run.next)) {

@@ -94,6 +94,9 @@ function showFrame(frame) {
       return entry("failure", "error", `${frame.code}: ${frame.message}`);
     case "done":
       return loadApprovals();
+    case "action_expired":
+      entry("note", "expired", `The approval of ${frame.tool} expired unanswered (${frame.action_id}).`);
+      return loadApprovals();
     default:
       // a frame this page does not know (an expiry notice, say): said in one line, and the inbox re-read
       entry("note", "notice", `${frame.type || "frame"}${frame.action_id ? ` ${frame.action_id}` : ""}`);
@@ -174,6 +177,7 @@ async function restore(sessionId, generation) {
   if (generation !== state.generation) return;
   for (const message of messages) {
     if (message.run_id !== running || message.role === "human") showMessage(message);
+    if (message.run_id !== running) state.runs.settle(message.run_id);
   }
   if (running) followRun(running);
   await loadApprovals();

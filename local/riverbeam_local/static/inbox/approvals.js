@@ -54,8 +54,8 @@ export function drawDiff(element, before, after) {
 export function timeLeft(expiresAt, now = Date.now()) {
   const end = Date.parse(expiresAt);
   if (Number.isNaN(end)) return { text: "no expiry", expired: false };
-  let seconds = Math.floor((end - now) / 1000);
-  if (seconds <= 0) return { text: "expired", expired: true };
+  if (end <= now) return { text: "expired", expired: true };
+  let seconds = Math.ceil((end - now) / 1000); // "1s left" up to the last moment, never "0s left"
   const parts = [];
   for (const [unit, size] of [["d", 86400], ["h", 3600], ["m", 60]]) {
     if (seconds >= size || parts.length) parts.push(`${Math.floor(seconds / size)}${unit}`);
@@ -120,7 +120,8 @@ export function card(template, action, decide) {
       node.classList.add("decided");
     } catch (error) {
       problem.textContent = error.message;
-      node.querySelectorAll("button").forEach((button) => (button.disabled = false));
+      if (error.status === 410) node.classList.add("expired"); // too late: nothing left to decide
+      else node.querySelectorAll("button").forEach((button) => (button.disabled = false));
     }
   };
   const checkEdit = () => {
