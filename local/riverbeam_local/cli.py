@@ -9,6 +9,8 @@ from pathlib import Path
 
 DEFAULT_PORT = 3000
 DEFAULT_DATA_DIR = Path("~/.riverbeam/dev")
+# how often the local stack runs the sweep (the template's SweepSchedule is a minute)
+DEFAULT_SWEEP_SECONDS = 30.0
 
 
 def parser() -> argparse.ArgumentParser:
@@ -45,6 +47,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="the agents file (default: the repository's agents.yaml)",
     )
+    found.add_argument(
+        "--sweep-seconds",
+        type=float,
+        default=DEFAULT_SWEEP_SECONDS,
+        metavar="S",
+        help="how often the sweep expires the pending actions past their time (default: %(default)s)",
+    )
     return found
 
 
@@ -62,11 +71,20 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 <= args.port <= 65535:
         print(f"riverbeam dev: --port {args.port} is not a port number", file=sys.stderr)
         return 2
+    if not 0 < args.sweep_seconds <= 86400:
+        print(f"riverbeam dev: --sweep-seconds {args.sweep_seconds} is not in (0, 86400]", file=sys.stderr)
+        return 2
     _logging()
     from .server import StartError, run
 
     try:
-        return run(args.port, args.data_dir, model=args.model, agents_file=args.agents)
+        return run(
+            args.port,
+            args.data_dir,
+            model=args.model,
+            agents_file=args.agents,
+            sweep_seconds=args.sweep_seconds,
+        )
     except StartError as error:
         print(f"riverbeam dev: {error}", file=sys.stderr)
         return 2

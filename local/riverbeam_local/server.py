@@ -160,9 +160,17 @@ def _stopped_by_signals() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def run(port: int, data_dir: Path, *, model: str = "offline", agents_file: Path | None = None) -> int:
+def run(
+    port: int,
+    data_dir: Path,
+    *,
+    model: str = "offline",
+    agents_file: Path | None = None,
+    sweep_seconds: float = 30.0,
+) -> int:
     """Serve until a signal. `model`: offline, or bedrock (with this machine's AWS credentials);
-    `agents_file`: the agents (default: the repository's agents.yaml)."""
+    `agents_file`: the agents (default: the repository's agents.yaml); `sweep_seconds`: how often the
+    template's scheduled functions (the sweep) run."""
     agents = (agents_file or template_module.ROOT / "agents.yaml").expanduser().resolve()
     if not agents.is_file():
         raise StartError(f"the agents file {agents} does not exist")
@@ -183,7 +191,7 @@ def run(port: int, data_dir: Path, *, model: str = "offline", agents_file: Path 
         except (OSError, ValueError, KeyError) as error:
             raise StartError(f"template.yaml cannot be read: {error}") from None
         _aws_defaults()
-        return _serve(stack, sock, port, data_dir, template)
+        return _serve(stack, sock, port, data_dir, template, sweep_seconds)
 
 
 def _serve(
@@ -192,6 +200,7 @@ def _serve(
     port: int,
     data_dir: Path,
     template: template_module.Template,
+    sweep_seconds: float,
 ) -> int:
     # imported here: the handlers' libraries read their environment when first imported
     from botocore.exceptions import BotoCoreError, ClientError
@@ -201,6 +210,7 @@ def _serve(
     from .app import Api, create_app
     from .functions import Functions
     from .poller import Poller
+    from .schedule import Scheduler, log_events
 
     snapshot_path = data_dir / SNAPSHOT_FILE
     try:
@@ -251,6 +261,8 @@ def _serve(
     from riverbeam.aws import runtime
 
     runtime.beam(), runtime.sqs(), runtime.management_api()
+    # the approval events a deployment puts on its EventBridge bus: one log line each here
+    runtime.beam().set_event_sink(log_events)
 
     consumer = template.queue_consumer
     poller = Poller(
@@ -271,6 +283,9 @@ def _serve(
         stack.callback(snapshots.stop)
     poller.start()
     stack.callback(poller.stop, DRAIN_SECONDS)
+    scheduler = Scheduler(functions.call, template.scheduled, sweep_seconds)
+    scheduler.start()
+    stack.callback(scheduler.stop)
 
     config = uvicorn.Config(
         create_app(Api(template, functions)),

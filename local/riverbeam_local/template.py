@@ -101,6 +101,8 @@ class Template:
     queue_consumer: Function
     batch_size: int
     functions: dict[str, Function]
+    # the functions an EventBridge schedule calls (an event of Type Schedule): the sweep
+    scheduled: list[Function]
     # the functions' environment variables that are plain strings (POWERTOOLS_SERVICE_NAME...)
     literal_environment: dict[str, str]
 
@@ -116,6 +118,17 @@ def _functions(root: Path, doc: dict[str, Any]) -> dict[str, Function]:
         module_file = root / str(props["CodeUri"]) / (module.replace(".", "/") + ".py")
         found[name] = Function(name, module_file, attribute, int(props.get("Timeout", 3)))
     return found
+
+
+def _scheduled(doc: dict[str, Any], functions: dict[str, Function]) -> list[Function]:
+    return [
+        functions[name]
+        for name, resource in doc["Resources"].items()
+        if resource["Type"] == "AWS::Serverless::Function"
+        and any(
+            e.get("Type") == "Schedule" for e in (resource.get("Properties", {}).get("Events") or {}).values()
+        )
+    ]
 
 
 def read(root: Path = ROOT) -> dict[str, Any]:
@@ -177,5 +190,6 @@ def load(root: Path = ROOT) -> Template:
         queue_consumer=functions[_referenced(mapping["FunctionName"])],
         batch_size=int(mapping.get("BatchSize", 10)),
         functions=functions,
+        scheduled=_scheduled(doc, functions),
         literal_environment={k: str(v) for k, v in variables.items() if isinstance(v, str | int)},
     )

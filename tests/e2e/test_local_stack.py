@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import signal
 import socket
 import subprocess
@@ -423,3 +424,58 @@ def test_a_missing_or_wrong_agents_file_is_one_line_and_exit_2(tmp_path: Path, c
     code, err = _run_to_end(tmp_path / "data", "--port", str(free_port()), "--agents", str(agents))
     assert code == 2
     assert err.strip().count("\n") == 0 and "agents.yaml" in err and "Traceback" not in err, err
+
+
+# ---------------------------------------------------------------------------- the sweep and the events
+
+
+async def next_of_type(ws: ClientConnection, kind: str) -> dict[str, Any]:
+    """The next frame of type `kind` (bounded in time)."""
+    deadline = time.monotonic() + FRAME_TIMEOUT_SECONDS
+    while True:
+        left = deadline - time.monotonic()
+        assert left > 0, f"no {kind} frame"
+        frame = json.loads(await asyncio.wait_for(ws.recv(), left))
+        if frame["type"] == kind:
+            return frame  # type: ignore[no-any-return]
+
+
+def logged(dev: DevProcess, *patterns: str) -> str:
+    """The stack's log once every pattern is in it (bounded in time)."""
+    deadline = time.monotonic() + FRAME_TIMEOUT_SECONDS
+    while not all(re.search(p, dev.stderr_text()) for p in patterns):
+        assert time.monotonic() < deadline, (patterns, dev.stderr_text())
+        time.sleep(0.1)
+    return dev.stderr_text()
+
+
+def test_the_sweep_expires_an_unanswered_action_and_the_events_are_logged(tmp_path: Path) -> None:
+    """An agent whose actions expire a second after they are asked for, and a stack that sweeps every
+    0.2 s: the subscriber gets `action_expired` after `done`, the action is `expired`, its interaction
+    closed, and the log has one line per approval event."""
+    agents = tmp_path / "agents.yaml"
+    agents.write_text("agents:\n  author:\n    tools: [git_push]\n    expires_after: 1\n")
+    session_id = str(uuid.uuid4())
+    args = ("--agents", str(agents), "--sweep-seconds", "0.2")
+    with running(tmp_path / "data", args=args) as dev:
+
+        async def scenario() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+            async with await subscribe(dev, session_id) as ws:
+                frames = await frames_of(ws, invoke(dev, session_id, "Push docs/update")["run_id"])
+                return frames, await next_of_type(ws, "action_expired")
+
+        frames, expired = asyncio.run(scenario())
+        (action,) = frames[-1]["result"]["action_required"]
+        assert expired["action_id"] == action["action_id"] and expired["run_id"] == frames[-1]["run_id"]
+        assert expired["frame_seq"] == frames[-1]["frame_seq"] + 1
+        status, stored = http(dev, "GET", f"/actions/{action['action_id']}?user_id=u1")
+        assert status == 200 and stored["status"] == "expired", stored
+        status, interaction = http(dev, "GET", f"/interactions/{expired['interaction_id']}?user_id=u1")
+        assert interaction["status"] == "completed", interaction
+        log = logged(
+            dev,
+            f"event Approval Requested action={action['action_id']} tool=git_push",
+            f"event Approval Expired action={action['action_id']} tool=git_push .* by=sweep",
+            f"sweep expired 1 action\\(s\\): {action['action_id']}",
+        )
+    assert "Traceback" not in log

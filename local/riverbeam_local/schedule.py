@@ -1,0 +1,98 @@
+"""The template's scheduled functions (the sweep: a `Schedule` event in template.yaml), called every
+`interval` seconds with an EventBridge scheduled event, as the deployment's schedule calls them; and the
+approval events, which a deployment puts on its EventBridge bus, logged here one a line:
+
+    event Approval Requested action=<id> tool=git_push session=<id>
+    event Approval Decided action=<id> tool=git_push session=<id> decision=submitted by=u1 edited=no
+    event Approval Expired action=<id> tool=git_push session=<id> by=sweep
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from riverbeam.pipeline.events import ApprovalEvent
+
+from .events import ACCOUNT_ID, REGION
+from .template import Function
+
+log = logging.getLogger("riverbeam_local")
+
+
+def scheduled_event(function: Function) -> dict[str, Any]:
+    """What EventBridge sends a function on its schedule."""
+    return {
+        "version": "0",
+        "id": str(uuid.uuid4()),
+        "detail-type": "Scheduled Event",
+        "source": "aws.events",
+        "account": ACCOUNT_ID,
+        "time": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "region": REGION,
+        "resources": [f"arn:aws:events:{REGION}:{ACCOUNT_ID}:rule/riverbeam-local-{function.name}"],
+        "detail": {},
+    }
+
+
+class Scheduler:
+    """Calls each scheduled function every `interval` seconds, on a thread of its own, until stopped; a
+    call that fails is logged and the next one comes on time."""
+
+    def __init__(
+        self, call: Callable[[Function, dict[str, Any]], Any], functions: Sequence[Function], interval: float
+    ) -> None:
+        self._call = call
+        self._functions = list(functions)
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="scheduler", daemon=True)
+
+    def start(self) -> None:
+        if self._functions:
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=60)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            for function in self._functions:
+                try:
+                    answer = self._call(function, scheduled_event(function))
+                except Exception:
+                    log.exception("%s failed", function.name)
+                    continue
+                expired = answer.get("expired") if isinstance(answer, dict) else None
+                if expired:
+                    log.info("sweep expired %d action(s): %s", len(expired), " ".join(expired))
+
+
+def _decision(detail: dict[str, Any]) -> str:
+    edited = "yes" if detail.get("edited") else "no"
+    return f" decision={detail.get('decision')} by={detail.get('decided_by')} edited={edited}"
+
+
+def log_events(events: Sequence[ApprovalEvent]) -> None:
+    """The approval events, one line each (the module's comment shows them)."""
+    for event in events:
+        detail = event.detail
+        extra = ""
+        if event.detail_type == "Approval Decided":
+            extra = _decision(detail)
+        elif event.detail_type == "Approval Expired":
+            extra = f" by={detail.get('expired_by')}"
+        log.info(
+            "event %s action=%s tool=%s session=%s%s",
+            event.detail_type,
+            detail.get("action_id"),
+            detail.get("tool"),
+            detail.get("session_id"),
+            extra,
+        )
