@@ -43,3 +43,32 @@ def test_a_resume_racing_the_expiry_has_one_outcome(store: BeamStore) -> None:
         outcomes.append(stored.status)
     # the tool ran once for each action resolved, never for one expired
     assert len(counter.pushed) == outcomes.count("resolved")
+
+
+@pytest.mark.realserver
+@pytest.mark.timeout(600)
+def test_a_resume_racing_the_sweep_has_one_outcome(store: BeamStore) -> None:
+    """The sweep (a beam whose clock is past the action's time) and a resume in time, released together:
+    the action ends resolved (the resume's StreamAck, the sweep expired nothing) or expired (the sweep
+    returns it, the resume is refused 410); never both, and the tool runs only for the first."""
+    beam, counter = author_beam(store)
+    runner = beam._setup.agents["author"]
+    early, late = RiverBeam(store, clock=lambda: T0), RiverBeam(store, clock=lambda: T0 + timedelta(days=1))
+    early.register_agent("author", runner)
+    outcomes = []
+    for trial in range(TRIALS):
+        result = early.invoke(invoke_body())
+        assert isinstance(result, AgentResult) and result.interrupted
+        action_id = str(result.action_required[0].action_id)
+        body = resume_body(result)
+        answers = race(2, lambda k, body=body: early.resume(body) if k == 0 else late.sweep_expired())
+        stored = store.get_action(action_id)
+        assert stored is not None and stored.status in ("resolved", "expired"), trial
+        swept = [a.action_id for a in answers[1]]
+        if stored.status == "resolved":
+            assert isinstance(answers[0], StreamAck) and swept == [], (trial, answers)
+        else:
+            assert swept == [action_id], (trial, answers)
+            assert isinstance(answers[0], BeamError) and answers[0].code == "BEM-070", (trial, answers)
+        outcomes.append(stored.status)
+    assert len(counter.pushed) == outcomes.count("resolved")
