@@ -11,6 +11,7 @@ from beam_store import BeamStore, ToolResultPart
 from riverbeam import (
     AgentResult,
     BeamError,
+    EventLog,
     ModelTurn,
     RiverBeam,
     ScriptedModel,
@@ -19,7 +20,7 @@ from riverbeam import (
     tool,
 )
 
-from tests.support.agents import PushCounter, invoke_body, resume_body
+from tests.support.agents import FrameLog, PushCounter, invoke_body, resume_body
 from tests.support.clock import T0, Clock, asked, clocked, iso
 
 
@@ -136,3 +137,27 @@ def test_a_resume_of_one_action_tells_the_agent_another_expired(store: BeamStore
     assert [p.tool_call_id for p in told] == [later.action_id]
     assert beam.read_action(str(later.action_id), user_id="u1").status == "expired"
     assert beam.read_interaction(str(result.interaction_id), user_id="u1").status == "completed"
+
+
+def test_a_partial_resume_shows_the_stored_time_of_what_still_waits(store: BeamStore, clock: Clock) -> None:
+    """Answering one of two actions an hour later: the resumed run's Result shows the other one's time as
+    stored (asked for at T0), not an hour later; and it is not requested again (no second event)."""
+    calls = [ToolCall(name="git_push", args={"ref": "a"}), ToolCall(name="git_push", args={"ref": "b"})]
+    model = ScriptedModel([ModelTurn(tool_calls=calls), ModelTurn(text="both pushed")])
+    log = EventLog()
+    beam = RiverBeam(store, clock=clock, events=log)
+    beam.register_agent("author", ToolAgentRunner(model=model, tools=[PushCounter().tool()]))
+    result = asked(beam)
+    first, second = result.action_required
+    clock.advance(hours=1)
+    body = resume_body(result)
+    body["actions"] = [body["actions"][0] | {"payload": {"tool": "git_push", "args": {"ref": "a"}}}]
+    frames = FrameLog()
+    beam.resume(body, on_frame=frames)
+    partial = frames[-1].result  # type: ignore[attr-defined]
+    (waiting,) = partial.action_required
+    stored = beam.read_action(str(second.action_id), user_id="u1")
+    assert waiting.action_id == second.action_id and stored.status == "pending"
+    assert waiting.expires_at == stored.expires_at == second.expires_at == iso(T0 + timedelta(hours=24))
+    requested = [e.detail["action_id"] for e in log if e.detail_type == "Approval Requested"]
+    assert requested == [first.action_id, second.action_id]
