@@ -55,7 +55,7 @@ export function timeLeft(expiresAt, now = Date.now()) {
   const end = Date.parse(expiresAt);
   if (Number.isNaN(end)) return { text: "no expiry", expired: false };
   if (end <= now) return { text: "expired", expired: true };
-  let seconds = Math.ceil((end - now) / 1000); // "1s left" up to the last moment, never "0s left"
+  let seconds = Math.floor((end - now) / 1000); // whole seconds left: "0s left" in the last one
   const parts = [];
   for (const [unit, size] of [["d", 86400], ["h", 3600], ["m", 60]]) {
     if (seconds >= size || parts.length) parts.push(`${Math.floor(seconds / size)}${unit}`);
