@@ -1,0 +1,61 @@
+"""What template.yaml declares for approvals (issue 13): the sweep on a schedule with least privilege, the
+approval events' bus and who may put on it, and CORS for the HTTP API closed unless origins are given."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from riverbeam_local.template import ROOT, load, read
+
+
+def _resources() -> dict[str, Any]:
+    return read(ROOT)["Resources"]  # type: ignore[no-any-return]
+
+
+def _actions(function: str) -> set[str]:
+    statements = _resources()[function]["Properties"]["Policies"][0]["Statement"]
+    found: set[str] = set()
+    for statement in statements:
+        action = statement["Action"]
+        found |= {action} if isinstance(action, str) else set(action)
+    return found
+
+
+def test_the_sweep_runs_on_a_schedule_with_what_it_needs_only() -> None:
+    doc = read(ROOT)
+    sweep = doc["Resources"]["SweepFunction"]["Properties"]
+    (event,) = sweep["Events"].values()
+    assert event["Type"] == "Schedule" and event["Properties"]["Schedule"] == {"Ref": "SweepSchedule"}
+    assert doc["Parameters"]["SweepSchedule"]["Default"] == "rate(1 minute)"
+    assert _actions("SweepFunction") == {
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+        "dynamodb:UpdateItem",
+        "dynamodb:BatchWriteItem",
+        "dynamodb:DeleteItem",
+        "execute-api:ManageConnections",
+        "events:PutEvents",
+    }
+    # the local stack finds it the same way and runs it periodically
+    assert [f.name for f in load().scheduled] == ["SweepFunction"]
+
+
+def test_only_the_functions_that_decide_or_expire_put_events() -> None:
+    putting = {
+        name for name in _resources() if name.endswith("Function") and "events:PutEvents" in _actions(name)
+    }
+    assert putting == {"InvokeFunction", "ResumeFunction", "WorkerFunction", "SweepFunction"}
+    env = read(ROOT)["Globals"]["Function"]["Environment"]["Variables"]
+    assert env["EVENT_BUS_NAME"] == {
+        "Fn::If": ["CreateEventBus", {"Ref": "ApprovalBus"}, {"Ref": "ApprovalEventBus"}]
+    }
+    assert _resources()["ApprovalBus"]["Condition"] == "CreateEventBus"
+
+
+def test_cors_is_closed_unless_origins_are_given() -> None:
+    doc = read(ROOT)
+    assert doc["Parameters"]["AllowedOrigins"]["Default"] == ""
+    cors = doc["Resources"]["HttpApi"]["Properties"]["CorsConfiguration"]["Fn::If"]
+    assert cors[0] == "AllowCrossOrigin" and cors[2] == {"Ref": "AWS::NoValue"}
+    assert cors[1]["AllowOrigins"] == {"Ref": "AllowedOrigins"}
+    assert set(cors[1]["AllowHeaders"]) == {"authorization", "content-type"}
