@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
@@ -13,6 +14,8 @@ if TYPE_CHECKING:
 else:
     DynamoDBClient = Any
 
+# how long connecting waits for an index it added to a table made before it
+INDEX_WAIT_SECONDS = 1800
 TABLE_DEFINITION: dict[str, Any] = {
     "AttributeDefinitions": [
         {"AttributeName": name, "AttributeType": "S"}
@@ -63,9 +66,20 @@ def add_missing_indexes(client: Any, table_name: str, definition: dict[str, Any]
             ],
             GlobalSecondaryIndexUpdates=[{"Create": index}],
         )
-        client.get_waiter("table_exists").wait(
-            TableName=table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 60}
-        )
+        _wait_index_active(client, table_name, index["IndexName"])
+
+
+def _wait_index_active(client: Any, table_name: str, index_name: str) -> None:
+    """DynamoDB builds one new index at a time (the table stays ACTIVE meanwhile): wait for this one
+    before the next is asked for (bounded: an index of a large table takes minutes to fill)."""
+    deadline = time.monotonic() + INDEX_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        table = client.describe_table(TableName=table_name)["Table"]
+        status = {i["IndexName"]: i.get("IndexStatus") for i in table.get("GlobalSecondaryIndexes", [])}
+        if table.get("TableStatus") == "ACTIVE" and status.get(index_name) in ("ACTIVE", None):
+            return
+        time.sleep(1)
+    raise TimeoutError(f"index {index_name} of {table_name} was not active after {INDEX_WAIT_SECONDS}s")
 
 
 def ensure_table(client: DynamoDBClient, table_name: str) -> None:
