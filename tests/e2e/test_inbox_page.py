@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import urllib.error
+import urllib.request
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,10 +44,16 @@ def need_browser() -> None:
 
 
 @pytest.fixture(scope="module")
-def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevProcess]:
-    need_browser()
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevProcess]:
     with running(tmp_path_factory.mktemp("inbox")) as process:
         yield process
+
+
+@pytest.fixture
+def dev(stack: DevProcess) -> DevProcess:
+    """The stack, for a test that drives the page in the browser."""
+    need_browser()
+    return stack
 
 
 @pytest.fixture
@@ -133,6 +142,34 @@ def edit(card: WebElement, text: str) -> None:
 
 def pushed(dev: DevProcess, branch: str) -> bool:
     return remote_refs(dev.data_dir).get(f"refs/heads/{branch}") == work_commit(dev.data_dir, branch)
+
+
+# ---------------------------------------------------------------------------- the page's routes
+
+
+def fetch(dev: DevProcess, method: str, path: str) -> tuple[int, str, bytes]:
+    request = urllib.request.Request(dev.http_url + path, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=WAIT_SECONDS) as answer:
+            return answer.status, answer.headers.get("content-type", ""), answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers.get("content-type", ""), error.read()
+
+
+def test_the_page_and_its_assets_are_served_beside_the_api(stack: DevProcess) -> None:
+    status, kind, body = fetch(stack, "GET", "/")
+    assert (status, kind.split(";")[0]) == (200, "text/html") and b"approval inbox" in body
+    for asset, media in [("app.js", "javascript"), ("api.js", "javascript"), ("style.css", "text/css")]:
+        status, kind, _ = fetch(stack, "GET", f"/inbox/{asset}")
+        assert status == 200 and media in kind, (asset, kind)
+    assert fetch(stack, "GET", "/inbox/config.js")[2].strip().endswith(b"window.RIVERBEAM_CONFIG || {};")
+    # what the page does not serve is still the API's, answered as API Gateway does
+    assert fetch(stack, "GET", "/inbox/no-such.js")[0] == 404
+    assert fetch(stack, "POST", "/")[:2] == (404, "application/json")
+    status, _, body = fetch(stack, "GET", f"/sessions/{uuid.uuid4()}?user_id={USER}")
+    assert status == 404 and json.loads(body)["error"]["code"].startswith("BEM-"), body
+    assert fetch(stack, "GET", "/openapi.json")[0] == 200
+    assert "Traceback" not in stack.stderr_text()
 
 
 # ---------------------------------------------------------------------------- the decisions

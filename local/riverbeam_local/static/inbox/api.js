@@ -113,7 +113,9 @@ export class Subscription {
     }
     if (this.closed) return;
     const socket = (this.socket = new WebSocket(url));
+    let opened = false;
     socket.onopen = () => {
+      opened = true;
       this.attempt = 0;
       this.onState("connected");
     };
@@ -128,7 +130,9 @@ export class Subscription {
     };
     socket.onclose = () => {
       if (this.closed || socket !== this.socket) return;
-      this.onState("reconnecting");
+      // a browser is not told why a WebSocket was refused: said once, then tried again and again
+      const refused = !opened && this.attempt === 0;
+      this.onState("reconnecting", refused ? new ApiError(0, "not subscribed", "the session's frames cannot be subscribed to (not your session, or the server is down); retrying") : undefined);
       const delay = BACKOFF[Math.min(this.attempt++, BACKOFF.length - 1)];
       setTimeout(() => this.open(), delay);
     };

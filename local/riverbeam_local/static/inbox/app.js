@@ -144,7 +144,8 @@ function followRun(runId) {
   state.runs.replay(runId);
 }
 
-// the run in progress, if any: the last one this tab started, or the active run of the last interaction
+// the run in progress, if any (the last one this tab started, or the active run of the last interaction),
+// and whether a run was seen ended (it may have ended after the messages were read)
 async function runInProgress(sessionId, messages) {
   const last = messages[messages.length - 1];
   const candidates = [sessionStorage.getItem(runKey(sessionId))];
@@ -152,11 +153,13 @@ async function runInProgress(sessionId, messages) {
     const interaction = await api.request("GET", `/interactions/${last.interaction_id}`).catch(() => null);
     candidates.push(interaction && interaction.active_run_id);
   }
-  for (const runId of candidates.filter(Boolean)) {
+  let ended = false;
+  for (const runId of new Set(candidates.filter(Boolean))) {
     const run = await api.request("GET", `/runs/${runId}`).catch((error) => (error.status === 404 ? { status: "queued" } : null));
-    if (run && (run.status === "running" || run.status === "queued")) return runId;
+    if (run && (run.status === "running" || run.status === "queued")) return { running: runId, ended };
+    ended = true;
   }
-  return null;
+  return { running: null, ended };
 }
 
 async function readMessages(sessionId) {
@@ -172,8 +175,8 @@ async function readMessages(sessionId) {
 // messages are left out: they are stored only when it ends, and its frames show them).
 async function restore(sessionId, generation) {
   let messages = await readMessages(sessionId);
-  const running = await runInProgress(sessionId, messages);
-  if (!running) messages = await readMessages(sessionId); // a run that ended meanwhile is in it now
+  const { running, ended } = await runInProgress(sessionId, messages);
+  if (ended) messages = await readMessages(sessionId); // a run that ended meanwhile is all in it now
   if (generation !== state.generation) return;
   for (const message of messages) {
     if (message.run_id !== running || message.role === "human") showMessage(message);
@@ -225,6 +228,7 @@ async function send(event) {
     const ack = await api.request("POST", "/invoke", {
       body: { agent_name: $("agent").value.trim(), session_id: state.session, content: [{ type: "text", text }], stream: true },
     });
+    $("errors").replaceChildren();
     entry("human", "you", text);
     $("message").value = "";
     followRun(ack.run_id);
