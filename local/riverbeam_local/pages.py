@@ -26,7 +26,10 @@ async def index(_: Request) -> Response:
 
 def routes() -> list[BaseRoute]:
     """The page's routes, matched before the API's: GET / (the page) and /inbox/* (its assets); only
-    GET and HEAD, so a POST / still meets the API's 404."""
+    GET and HEAD, so a POST / still meets the API's 404. An install without the page's files (package
+    data left out) serves the API alone rather than failing to start."""
+    if not INDEX.is_file():
+        return []
     return [
         Route("/", index, methods=["GET", "HEAD"]),
         Mount(ASSETS_PATH, app=StaticFiles(directory=STATIC / "inbox"), name="inbox"),
