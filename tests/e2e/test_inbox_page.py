@@ -334,3 +334,50 @@ import("/inbox/api.js").then(async ({ Runs }) => {
 def test_frames_are_shown_in_order_and_once(page: WebDriver) -> None:
     shown = page.execute_async_script(ORDERING_SCRIPT)
     assert shown == ["b0", "b1", "b2", "a0", "a1", "a2", "a3", "c7", "-"], shown
+
+
+# ---------------------------------------------------------------------------- a deployment's config
+
+# what a deployment's config.js says for AuthMode jwt, set before the page's scripts run; fetch and WebSocket
+# wrapped to see what the page sends
+JWT_DEPLOYMENT = """
+window.RIVERBEAM_CONFIG = { auth: "jwt" };
+window.seen = { fetches: [], sockets: [] };
+const realFetch = window.fetch;
+window.fetch = (url, init = {}) => {
+  window.seen.fetches.push({ url: String(url), authorization: (init.headers || {}).authorization || null });
+  return realFetch(url, init);
+};
+const RealSocket = window.WebSocket;
+window.WebSocket = class extends RealSocket {
+  constructor(url, ...rest) {
+    window.seen.sockets.push(String(url));
+    super(url, ...rest);
+  }
+};
+"""
+
+
+def test_a_jwt_deployment_sends_the_token_not_a_user_id(dev: DevProcess) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    with browser.chromium() as driver:
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": JWT_DEPLOYMENT})
+        driver.get(f"{dev.http_url}/?session={uuid.uuid4()}")
+        assert not by_testid(driver, "user-id").is_displayed()
+        until(driver, lambda: "enter a token" in by_testid(driver, "errors").text, "the token asked for")
+        by_testid(driver, "token").send_keys("t0ken", Keys.TAB)
+
+        seen = until(
+            driver,
+            lambda: driver.execute_script("return window.seen.fetches.length && window.seen"),
+            "a read",
+        )
+        assert all(f["authorization"] == "Bearer t0ken" for f in seen["fetches"]), seen
+        assert not any("user_id" in f["url"] for f in seen["fetches"]), seen
+        socket = until(
+            driver, lambda: driver.execute_script("return window.seen.sockets[0]"), "a subscription"
+        )
+        assert "token=t0ken" in socket and "user_id" not in socket, socket
+        # this stack's AuthMode is none: it wants a user id, and its refusal is shown as it answered
+        until(driver, lambda: "BEM-030: " in by_testid(driver, "errors").text, "the stack's refusal")

@@ -12,12 +12,15 @@ const runKey = (sessionId) => `riverbeam.run.${sessionId}`;
 
 // ------------------------------------------------------------------ errors and the conversation
 
+// the last few errors, each once (a refused read and a refused subscription may come together)
 function showError(error) {
+  const text = error.code ? `${error.code}: ${error.detail}` : String(error.message || error);
+  const shown = [...$("errors").children].filter((item) => item.textContent !== text).slice(-2);
   const item = document.createElement("p");
   item.className = "error";
   item.dataset.testid = "error";
-  item.textContent = error.code ? `${error.code}: ${error.detail}` : String(error.message || error);
-  $("errors").replaceChildren(item);
+  item.textContent = text;
+  $("errors").replaceChildren(...shown, item);
 }
 
 function entry(kind, label, text) {
