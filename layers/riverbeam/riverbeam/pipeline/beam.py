@@ -26,7 +26,7 @@ from beam_store import Action, BeamStore, InMemoryStore, Interaction, Message, R
 from ..agents import AgentRunner
 from ..errors import BeamError
 from ..models import AgentResult, AuthContext, InvokeRequest, ResumeRequest, RunJob, StreamAck
-from . import accept, execute, jobs, reads, subscriptions, sweep
+from . import accept, execute, jobs, reads, subscriptions
 from .events import EventSink
 from .frames import FrameSink
 from .intake import parse_request
@@ -34,6 +34,7 @@ from .setup import (
     DEFAULT_COALESCE_SECONDS,
     DEFAULT_FRAME_TTL_SECONDS,
     DEFAULT_LEASE_SECONDS,
+    DEFAULT_SWEEP_LIMIT,
     Clock,
     Setup,
     utc_clock,
@@ -181,11 +182,13 @@ class RiverBeam:
 
     @_hide_internal_errors
     def sweep_expired(
-        self, *, on_frame: FrameSink | None = None, limit: int = sweep.DEFAULT_SWEEP_LIMIT
+        self, *, on_frame: FrameSink | None = None, limit: int = DEFAULT_SWEEP_LIMIT
     ) -> list[Action]:
         """Expire the pending actions of every session that are past their time (up to `limit` looked at;
         the next sweep goes on), close the interactions that waited on them, and send each an
         `action_expired` frame to `on_frame`; returns the actions it expired (sweep.py)."""
+        from . import sweep  # only the sweep's function pays for its frame model
+
         return sweep.sweep(self._setup, on_frame, limit)
 
     # reads, for the session's owner only: any other reader is told the record does not exist

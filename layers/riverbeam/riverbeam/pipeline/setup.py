@@ -21,6 +21,8 @@ DEFAULT_COALESCE_SECONDS = 0.1
 DEFAULT_LEASE_SECONDS = 900
 # a person has this long to answer an action, unless its agent or its tool says otherwise
 DEFAULT_ACTION_TTL_SECONDS = 24 * 3600
+# a sweep looks at this many overdue actions at most; the next sweep goes on
+DEFAULT_SWEEP_LIMIT = 1000
 Clock = Callable[[], datetime]
 
 

@@ -28,12 +28,11 @@ from ..models import FrameHeader
 from . import events
 from .expiry import expired_here, settle
 from .frames import FrameSink
-from .setup import Setup
+from .setup import DEFAULT_SWEEP_LIMIT, Setup
 
 logger = logging.getLogger(__name__)
-# overdue actions read a page at a time, and at most this many a sweep (the next sweep goes on)
+# overdue actions are read a page at a time (setup.DEFAULT_SWEEP_LIMIT: how many a sweep looks at)
 SWEEP_PAGE = 100
-DEFAULT_SWEEP_LIMIT = 1000
 
 
 class ActionExpiredFrame(FrameHeader):
