@@ -1,24 +1,20 @@
-"""The HTTP API (CONTRACT section 7): the routes of each function, on riverbeam.aws.router, whose
-HttpApp maps every error to the JSON body of section 5. The OpenAPI document of them all is
-riverbeam.aws.openapi's, built only by GET /openapi.json and scripts/write_openapi.py."""
+"""The HTTP API (CONTRACT section 7) on riverbeam.aws.router, whose HttpApp maps every error to the JSON
+body of section 5: POST /invoke and /resume here, the reads in riverbeam.aws.reads (so that neither
+function defines the other's routes). The OpenAPI document of them all is riverbeam.aws.openapi's, built
+only by GET /openapi.json and scripts/write_openapi.py."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Any
 
-from beam_store import Action, Interaction, Message, Run, Session
-from beam_store.records import ActionStatus, action_cursor
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from ..errors import CATALOGUE, ErrorResponse
 from ..models import AgentResult, StreamAck
 from . import runtime, service
-from .identity import BodyCaller, QueryCaller, caller
+from .identity import BodyCaller, caller
 from .router import Answer, HttpApp, Request, Router, answer
-
-MAX_PAGE = 1000
 
 
 def http_app(*routers: Router) -> HttpApp:
@@ -33,7 +29,7 @@ def _post(request: Request, serve: Callable[[Any, service.CallerOf], tuple[int, 
     return answer(status, model.model_dump_json())
 
 
-def _errors(*codes: str) -> dict[int, dict[str, Any]]:
+def error_answers(*codes: str) -> dict[int, dict[str, Any]]:
     """The error answers of a route, for its OpenAPI description: each status with its codes."""
     statuses = sorted({CATALOGUE[c][0] for c in codes})
     return {
@@ -45,7 +41,7 @@ def _errors(*codes: str) -> dict[int, dict[str, Any]]:
     }
 
 
-def _ok(status: int, model: type[BaseModel], description: str) -> dict[int, dict[str, Any]]:
+def ok_answer(status: int, model: type[BaseModel], description: str) -> dict[int, dict[str, Any]]:
     return {status: {"description": description, "content": {"application/json": {"model": model}}}}
 
 
@@ -60,9 +56,11 @@ invoke_routes = Router()
     description="Not streamed: runs the agent and answers the Result. Streamed (`stream: true`): answers "
     "a StreamAck at once; the frames go to the session's WebSocket connections.",
     responses={
-        **_ok(200, AgentResult, "the Result (not streamed)"),
-        **_ok(202, StreamAck, "accepted: the frames follow on the WebSocket (streamed)"),
-        **_errors("BEM-001", "BEM-030", "BEM-031", "BEM-021", "BEM-022", "BEM-040", "BEM-500", "BEM-503"),
+        **ok_answer(200, AgentResult, "the Result (not streamed)"),
+        **ok_answer(202, StreamAck, "accepted: the frames follow on the WebSocket (streamed)"),
+        **error_answers(
+            "BEM-001", "BEM-030", "BEM-031", "BEM-021", "BEM-022", "BEM-040", "BEM-500", "BEM-503"
+        ),
     },
 )
 def post_invoke(request: Request) -> Answer:
@@ -80,8 +78,8 @@ resume_routes = Router()
     description="Resolves every action atomically (exactly one concurrent resume of an action wins), "
     "answers a StreamAck, and runs the agent in the worker; the frames follow on the WebSocket.",
     responses={
-        **_ok(202, StreamAck, "accepted: the frames follow on the WebSocket"),
-        **_errors(
+        **ok_answer(202, StreamAck, "accepted: the frames follow on the WebSocket"),
+        **error_answers(
             "BEM-001",
             "BEM-062",
             "BEM-063",
@@ -102,130 +100,3 @@ resume_routes = Router()
 )
 def post_resume(request: Request) -> Answer:
     return _post(request, service.resume)
-
-
-# the reads, for the session's owner
-
-records_routes = Router()
-# the query parameters, as the router checks them and the OpenAPI document describes them
-UserQuery = Annotated[
-    str | None, Field(description="the caller, where the deployment's AuthMode is `none` (else ignored)")
-]
-After = Annotated[int, Field(ge=-1, description="only what comes after this sequence number")]
-Limit = Annotated[int, Field(ge=1, le=MAX_PAGE, description="at most this many")]
-ActionStatusQuery = Annotated[ActionStatus | None, Field(description="only the actions with this status")]
-Cursor = Annotated[str | None, Field(description="the `next_after` of the page before")]
-
-
-class MessagesPage(BaseModel):
-    session_id: str
-    messages: list[Message]
-    next_after: int | None = None
-
-
-class ActionsPage(BaseModel):
-    session_id: str
-    actions: list[Action]
-    # the cursor of the next page, where this one was full
-    next_after: str | None = None
-
-
-class FramesPage(BaseModel):
-    run_id: str
-    frames: list[dict[str, Any]]
-    next_after: int | None = None
-
-
-def _reader(request: Request, user_id: str | None) -> str:
-    return caller(runtime.settings(), QueryCaller(request.claims, user_id)).user_id
-
-
-@records_routes.get("/sessions/<session_id>", summary="A session", responses=_errors("BEM-020", "BEM-030"))
-def get_session(request: Request, session_id: str, user_id: UserQuery = None) -> Session:
-    return runtime.beam().read_session(session_id, user_id=_reader(request, user_id))
-
-
-@records_routes.get(
-    "/sessions/<session_id>/messages",
-    summary="A session's messages in seq order, after a cursor",
-    responses=_errors("BEM-001", "BEM-020", "BEM-030"),
-)
-def get_messages(
-    request: Request, session_id: str, after: After = 0, limit: Limit = MAX_PAGE, user_id: UserQuery = None
-) -> MessagesPage:
-    found = runtime.beam().read_messages(
-        session_id, user_id=_reader(request, user_id), after_seq=after, limit=limit
-    )
-    more = len(found) == limit
-    return MessagesPage(session_id=session_id, messages=found, next_after=found[-1].seq if more else None)
-
-
-@records_routes.get(
-    "/sessions/<session_id>/actions",
-    summary="A session's actions for an approval inbox: by status (`pending` first to answer), oldest first",
-    description="`status` keeps the actions with that status only; `after` is the `next_after` of the page "
-    "before. Each action carries its tool, its args and their `args_sha256`, its `expires_at` and, once "
-    "decided, the response (who, when, reason, edited args and their hash).",
-    responses=_errors("BEM-001", "BEM-020", "BEM-030"),
-)
-def get_actions(
-    request: Request,
-    session_id: str,
-    status: ActionStatusQuery = None,
-    after: Cursor = None,
-    limit: Limit = MAX_PAGE,
-    user_id: UserQuery = None,
-) -> ActionsPage:
-    found = runtime.beam().read_actions(
-        session_id, user_id=_reader(request, user_id), status=status, after=after, limit=limit
-    )
-    more = len(found) == limit
-    return ActionsPage(
-        session_id=session_id, actions=found, next_after=action_cursor(found[-1]) if more else None
-    )
-
-
-@records_routes.get(
-    "/interactions/<interaction_id>", summary="An interaction", responses=_errors("BEM-022", "BEM-030")
-)
-def get_interaction(request: Request, interaction_id: str, user_id: UserQuery = None) -> Interaction:
-    return runtime.beam().read_interaction(interaction_id, user_id=_reader(request, user_id))
-
-
-@records_routes.get("/runs/<run_id>", summary="A run", responses=_errors("BEM-023", "BEM-030"))
-def get_run(request: Request, run_id: str, user_id: UserQuery = None) -> Run:
-    return runtime.beam().read_run(run_id, user_id=_reader(request, user_id))
-
-
-@records_routes.get(
-    "/runs/<run_id>/frames",
-    summary="A streamed run's frames after `after` (a late subscriber misses nothing)",
-    responses=_errors("BEM-001", "BEM-023", "BEM-030"),
-)
-def get_frames(
-    request: Request, run_id: str, after: After = -1, limit: Limit = MAX_PAGE, user_id: UserQuery = None
-) -> FramesPage:
-    found = runtime.beam().read_frames(
-        run_id, user_id=_reader(request, user_id), after_seq=after, limit=limit
-    )
-    more = len(found) == limit
-    return FramesPage(run_id=run_id, frames=found, next_after=found[-1]["frame_seq"] if more else None)
-
-
-@records_routes.get(
-    "/actions/<action_id>",
-    summary="An action and its audit trail",
-    description="Who asked (`agent_name`, `run_id`), the args as requested (`args`, `args_sha256`) and as "
-    "run (`run_args`, `run_args_sha256`), who decided and when (`response`: who, when, reason, "
-    "`edited_args` and their hash) or that it expired (`status` `expired`), and the tool's `outcome`.",
-    responses=_errors("BEM-027", "BEM-030"),
-)
-def get_action(request: Request, action_id: str, user_id: UserQuery = None) -> Action:
-    return runtime.beam().read_action(action_id, user_id=_reader(request, user_id))
-
-
-@records_routes.get("/openapi.json", documented=False)
-def get_openapi(request: Request) -> Answer:
-    from .openapi import openapi_document
-
-    return answer(200, json.dumps(openapi_document()))

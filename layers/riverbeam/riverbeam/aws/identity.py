@@ -8,8 +8,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from pydantic import ValidationError
 
@@ -71,8 +70,8 @@ def caller(settings: Settings, credentials: Credentials) -> AuthContext:
     return credentials.trusted()
 
 
-@dataclass(frozen=True)
-class BodyCaller:
+# NamedTuples, not frozen dataclasses: each of those costs a cold start milliseconds to make
+class BodyCaller(NamedTuple):
     """An invoke or resume over HTTP: the authorizer's claims; or the body's auth_context."""
 
     claims: dict[str, Any]
@@ -93,8 +92,7 @@ class BodyCaller:
             raise validation_refusal(error, prefix="auth_context") from None
 
 
-@dataclass(frozen=True)
-class QueryCaller:
+class QueryCaller(NamedTuple):
     """A read over HTTP: the authorizer's claims; or the `user_id` query parameter."""
 
     claims: dict[str, Any]
@@ -111,8 +109,7 @@ class QueryCaller:
         return AuthContext(user_id=self.user_id)
 
 
-@dataclass(frozen=True)
-class ConnectCaller:
+class ConnectCaller(NamedTuple):
     """A WebSocket $connect: the `token` query, checked against the issuer's keys (browsers cannot set
     headers on a WebSocket); or the `user_id` query."""
 

@@ -16,7 +16,8 @@ from pydantic.fields import FieldInfo
 from pydantic.json_schema import models_json_schema
 
 from ..models import InvokeRequest, ResumeRequest
-from .http import invoke_routes, records_routes, resume_routes
+from .http import invoke_routes, resume_routes
+from .reads import records_routes
 from .router import Answer, Route, RouteFunction
 
 

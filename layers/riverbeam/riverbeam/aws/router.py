@@ -25,8 +25,7 @@ RouteFunction = Callable[..., "BaseModel | Answer"]
 
 # a path parameter (`<session_id>`) matches one segment, of the characters Powertools' resolver matched:
 # RFC 3986's unreserved and sub-delims, and those API Gateway decodes
-PATH_PARAMETER = re.compile(r"<(\w+)>")
-SEGMENT = r"[-._~()'!*:@,;=+&$%<> \[\]{}|^\w]+"
+SEGMENT = re.compile(r"[-._~()'!*:@,;=+&$%<> \[\]{}|^\w]+")
 
 
 def answer(status: int, body: str) -> Answer:
@@ -81,15 +80,26 @@ class Route:
     def __init__(
         self, method: str, path: str, function: RouteFunction, documented: bool, doc: dict[str, Any]
     ) -> None:
-        self.method, self.path, self.function, self.documented, self.doc = (
-            method,
-            path,
-            function,
-            documented,
-            doc,
-        )
-        template = PATH_PARAMETER.sub(lambda name: f"(?P<{name[1]}>{SEGMENT})", path)
-        self.pattern = re.compile(f"^{template}$")
+        self.method, self.path, self.function = method, path, function
+        self.documented, self.doc = documented, doc
+        # matched segment by segment: a regular expression a route would cost a cold start its compiling
+        self.segments = path.split("/")
+        self.path_parameters = {s[1:-1] for s in self.segments if s.startswith("<") and s.endswith(">")}
+
+    def match(self, path: str) -> dict[str, str] | None:
+        """The path parameters, where `path` is this route's."""
+        given = path.split("/")
+        if len(given) != len(self.segments):
+            return None
+        values: dict[str, str] = {}
+        for template, segment in zip(self.segments, given, strict=True):
+            if template.startswith("<") and template[1:-1] in self.path_parameters:
+                if SEGMENT.fullmatch(segment) is None:
+                    return None
+                values[template[1:-1]] = segment
+            elif template != segment:
+                return None
+        return values
 
     @functools.cached_property
     def hints(self) -> dict[str, Any]:
@@ -99,11 +109,10 @@ class Route:
     def parameters(self) -> dict[str, inspect.Parameter]:
         """The query parameters: the function's, but the request and the path's, with their annotations
         resolved (`Annotated[int, Field(ge=-1)]`)."""
-        path = set(PATH_PARAMETER.findall(self.path))
         return {
             name: parameter.replace(annotation=self.hints[name])
             for name, parameter in inspect.signature(self.function).parameters.items()
-            if name != "request" and name not in path
+            if name != "request" and name not in self.path_parameters
         }
 
     @functools.cached_property
@@ -157,9 +166,9 @@ class HttpApp:
         request = Request(event)
         try:
             for route in self.routes:
-                matched = route.pattern.match(request.path) if route.method == request.method else None
+                matched = route.match(request.path) if route.method == request.method else None
                 if matched is not None:
-                    served = route.call(request, matched.groupdict())
+                    served = route.call(request, matched)
                     if isinstance(served, dict):
                         return served
                     return answer(200, served.model_dump_json(by_alias=True))

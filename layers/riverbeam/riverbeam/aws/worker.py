@@ -3,8 +3,7 @@ from any producer; one FIFO group per session keeps a session's runs in order an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -19,10 +18,9 @@ from .push import WebSocketPusher
 LEASE_MARGIN_SECONDS = 5
 
 
-@dataclass(frozen=True)
-class SQSRecord:
+class SQSRecord(NamedTuple):
     """What the worker reads of a record of the Lambda SQS event (Powertools' batch utility and its data
-    classes cost a cold start 100 ms for these three fields)."""
+    classes cost a cold start 100 ms for these three fields; a frozen dataclass, milliseconds)."""
 
     message_id: str
     body: str
