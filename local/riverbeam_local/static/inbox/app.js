@@ -6,7 +6,7 @@ import { card, drawDiff, pretty, tickCountdowns, uuid4 } from "./approvals.js";
 
 const $ = (id) => document.getElementById(id);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const state = { session: null, generation: 0, socket: null, runs: null, bubbles: new Map(), calls: new Map() };
+const state = { session: null, generation: 0, loads: 0, socket: null, runs: null, bubbles: new Map(), calls: new Map() };
 const api = new Api(() => ({ user: $("user-id").value.trim(), token: $("token").value.trim() }));
 const runKey = (sessionId) => `riverbeam.run.${sessionId}`;
 
@@ -54,10 +54,7 @@ function showCall(call) {
 
 // a decision as the conversation records it; edited args drawn as a diff of what the agent asked for
 function showDecision(part) {
-  if (part.status === "cancelled") {
-    entry("decision rejected", "you", `Rejected${part.reason ? `: ${part.reason}` : ""}`);
-    return;
-  }
+  if (part.status === "cancelled") return entry("decision rejected", "you", `Rejected${part.reason ? `: ${part.reason}` : ""}`);
   const body = entry("decision approved", "you", part.edited_args ? "Approved with edited args" : "Approved");
   const asked = state.calls.get(part.action_id);
   if (part.edited_args && asked) {
@@ -66,6 +63,7 @@ function showDecision(part) {
     drawDiff(diff, asked, part.edited_args);
     body.append(diff);
   }
+  return body;
 }
 
 function showMessage(message) {
@@ -110,17 +108,24 @@ function showFrame(frame) {
 // ------------------------------------------------------------------ approvals
 
 async function decide(action, response) {
-  const ack = await api.request("POST", "/resume", {
-    body: { agent_name: action.agent_name || $("agent").value, session_id: state.session, interaction_id: action.interaction_id, actions: [response] },
-  });
-  showDecision({ ...response, action_id: action.action_id });
+  // shown before it is sent, so it stands before the agent's answer; taken back if refused
+  const shown = showDecision({ ...response, action_id: action.action_id }).parentElement;
+  let ack;
+  try {
+    ack = await api.request("POST", "/resume", {
+      body: { agent_name: action.agent_name || $("agent").value, session_id: state.session, interaction_id: action.interaction_id, actions: [response] },
+    });
+  } catch (error) {
+    shown.remove();
+    throw error;
+  }
   followRun(ack.run_id);
   await loadApprovals();
 }
 
 async function loadApprovals() {
   const session = state.session;
-  const generation = state.generation;
+  const ticket = ++state.loads; // only the latest read is drawn: an older one may answer last
   let actions;
   try {
     actions = await api.all(`/sessions/${session}/actions`, "actions", undefined, { status: "pending" });
@@ -128,7 +133,7 @@ async function loadApprovals() {
     if (error.status !== 404) showError(error); // a new session has none yet
     actions = [];
   }
-  if (generation !== state.generation) return;
+  if (ticket !== state.loads || session !== state.session) return;
   const pending = actions.filter((action) => action.status === "pending");
   const list = $("approvals");
   const kept = new Map([...list.children].map((node) => [node.dataset.actionId, node]));
