@@ -118,13 +118,14 @@ class InMemoryStore:
         ordered = [a for a in ordered if after is None or action_cursor(a) > after]
         return ordered if limit is None else ordered[: max(limit, 0)]
 
-    def expire_action(self, action_id: str, now: str) -> Action | None:
+    def expire_action(self, action_id: str, now: str) -> tuple[Action | None, bool]:
         with self._lock:
             current = self._actions.get(action_id)
-            if current is not None and overdue(current, now):
-                current = current.model_copy(update={"status": "expired", "updated_at": now})
-                self._actions[action_id] = current
-            return _copy(current)
+            if current is None or not overdue(current, now):
+                return _copy(current), False
+            current = current.model_copy(update={"status": "expired", "updated_at": now})
+            self._actions[action_id] = current
+            return _copy(current), True
 
     def list_overdue_actions(
         self, now: str, *, after: str | None = None, limit: int | None = None

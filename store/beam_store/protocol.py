@@ -61,10 +61,11 @@ class BeamStore(Protocol):
         cursor `after` (`action_cursor` of the last action of the page before); one Query on DynamoDB."""
         ...
 
-    def expire_action(self, action_id: str, now: str) -> Action | None:
+    def expire_action(self, action_id: str, now: str) -> tuple[Action | None, bool]:
         """Store the action `expired` if it is pending and its `expires_at` <= `now` (one conditional
         write: a resolution racing it, conditional on the opposite, has exactly one outcome); returns
-        the action as it is afterwards (None: no such action)."""
+        the action as it is afterwards (None: no such action) and whether this call expired it (of
+        expiries racing each other, one)."""
         ...
 
     def list_overdue_actions(

@@ -27,15 +27,15 @@ def expiring(store: BeamStore):  # type: ignore[no-untyped-def]
 
 def test_a_pending_action_expires_only_once_past_its_time(store: BeamStore) -> None:
     s, _, action = expiring(store)
-    kept = store.expire_action(action.action_id, BEFORE)
-    assert kept is not None and kept.status == "pending" and kept.expires_at == EXPIRES
-    expired = store.expire_action(action.action_id, AFTER)
-    assert expired is not None and expired.status == "expired" and expired.response is None
+    kept, done = store.expire_action(action.action_id, BEFORE)
+    assert kept is not None and kept.status == "pending" and kept.expires_at == EXPIRES and not done
+    expired, done = store.expire_action(action.action_id, AFTER)
+    assert expired is not None and expired.status == "expired" and expired.response is None and done
     stored = store.get_action(action.action_id)
     assert stored is not None and stored.status == "expired"
-    again = store.expire_action(action.action_id, AFTER)
-    assert again is not None and again.status == "expired"
-    assert store.expire_action(sid(), AFTER) is None
+    again, done = store.expire_action(action.action_id, AFTER)  # the same time: still only once
+    assert again is not None and again.status == "expired" and not done
+    assert store.expire_action(sid(), AFTER) == (None, False)
     listed = store.list_session_actions(s.session_id, status="expired")
     assert [a.action_id for a in listed] == [action.action_id]
     assert store.list_session_actions(s.session_id, status="pending") == []
@@ -45,8 +45,8 @@ def test_a_resolved_action_never_expires(store: BeamStore) -> None:
     s, i, action = expiring(store)
     step, _ = resolve_step(store, s, i, action)
     store.commit(step)
-    after = store.expire_action(action.action_id, "2099-01-01T00:00:00.000000Z")
-    assert after is not None and after.status == "resolved"
+    after, done = store.expire_action(action.action_id, "2099-01-01T00:00:00.000000Z")
+    assert after is not None and after.status == "resolved" and not done
 
 
 def _resolution_at(store: BeamStore, s, i, action, now: str) -> StepWrite:  # type: ignore[no-untyped-def]
@@ -69,7 +69,7 @@ def test_a_resolution_past_the_time_is_refused_and_writes_nothing(store: BeamSto
 
 def test_a_run_tells_an_expiry_once(store: BeamStore) -> None:
     s, i, action = expiring(store)
-    expired = store.expire_action(action.action_id, AFTER)
+    expired, _ = store.expire_action(action.action_id, AFTER)
     assert expired is not None
     step, r = steps.begin(s, i, create_session=False, create_interaction=False)
     step.tell_expired = [expired]

@@ -59,8 +59,8 @@ def test_resolved_and_expired_actions_leave_the_list(store: BeamStore) -> None:
     s, i, (answered, swept) = _asking(store, SOON, SOON)
     step, _ = resolve_step(store, s, i, answered)
     store.commit(step)
-    expired = store.expire_action(swept.action_id, NOW)
-    assert expired is not None and expired.status == "expired"
+    expired, done = store.expire_action(swept.action_id, NOW)
+    assert expired is not None and expired.status == "expired" and done
     assert store.list_overdue_actions(NOW) == []
 
 

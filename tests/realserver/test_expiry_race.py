@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from beam_store import BeamStore
-from riverbeam import AgentResult, BeamError, RiverBeam, StreamAck
+from riverbeam import AgentResult, BeamError, EventLog, RiverBeam, StreamAck
 
-from tests.support.agents import author_beam, invoke_body, resume_body
+from tests.support.agents import FrameLog, author_beam, invoke_body, resume_body
 from tests.support.concurrency import race
 
 TRIALS = 4
@@ -72,3 +72,26 @@ def test_a_resume_racing_the_sweep_has_one_outcome(store: BeamStore) -> None:
             assert isinstance(answers[0], BeamError) and answers[0].code == "BEM-070", (trial, answers)
         outcomes.append(stored.status)
     assert len(counter.pushed) == outcomes.count("resolved")
+
+
+@pytest.mark.realserver
+@pytest.mark.timeout(600)
+def test_two_sweeps_expire_each_action_once(store: BeamStore) -> None:
+    """Two sweeps at once (a schedule's runs may overlap): each action is expired, told and sent by one."""
+    beam, _ = author_beam(store)
+    runner = beam._setup.agents["author"]
+    log = EventLog()
+    early = RiverBeam(store, clock=lambda: T0)
+    early.register_agent("author", runner)
+    sweeps = [RiverBeam(store, clock=lambda: T0 + timedelta(days=1), events=log) for _ in range(2)]
+    asked = []
+    for _ in range(TRIALS):
+        result = early.invoke(invoke_body())
+        assert isinstance(result, AgentResult)
+        asked.append(str(result.action_required[0].action_id))
+    frames = FrameLog()
+    answers = race(2, lambda k: sweeps[k].sweep_expired(on_frame=frames))
+    swept = [a.action_id for answer in answers for a in answer]
+    assert sorted(swept) == sorted(asked)
+    assert sorted(e.detail["action_id"] for e in log) == sorted(asked)
+    assert sorted(f.action_id for f in frames) == sorted(asked)  # type: ignore[attr-defined]

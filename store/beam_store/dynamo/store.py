@@ -200,10 +200,10 @@ class DynamoBeamStore:
         items = self._query(limit, **params)
         return [Action.model_validate(deserialize_item(i)) for i in items]
 
-    def expire_action(self, action_id: str, now: str) -> Action | None:
+    def expire_action(self, action_id: str, now: str) -> tuple[Action | None, bool]:
         current = self.get_action(action_id)
         if current is None or not overdue(current, now):
-            return current
+            return current, False
         expired = current.model_copy(update={"status": "expired", "updated_at": now})
         e = Expression()
         condition = e.all(e.eq("status", "pending"), f"{e.name('expires_at')} <= {e.value(serialize(now))}")
@@ -224,8 +224,9 @@ class DynamoBeamStore:
         except ClientError as error:
             if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
                 raise
-            return load(Action, cast(Item | None, error.response.get("Item"))) or self.get_action(action_id)
-        return expired
+            found = load(Action, cast(Item | None, error.response.get("Item")))
+            return found or self.get_action(action_id), False
+        return expired, True
 
     def list_overdue_actions(
         self, now: str, *, after: str | None = None, limit: int | None = None

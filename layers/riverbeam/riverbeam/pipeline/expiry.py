@@ -8,7 +8,6 @@ an interaction that waits on nothing any more is closed (`settle`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TypeGuard
 
 from beam_store import Action, ActionConflict, MessageDraft
 from beam_store.records import overdue
@@ -31,8 +30,8 @@ def settle_refusal(
     for action_id, action in found.items():
         if action is None or not overdue(action, now):
             continue
-        after = setup.store.expire_action(action_id, now)
-        if expired_here(after, action, now):
+        after, expired_now = setup.store.expire_action(action_id, now)
+        if expired_now and after is not None:
             expired.append(after)
         elif after is not None and after.status != "expired":
             answer = checks.action_refusal(action_id, after, interaction_id, session_id, user_id) or refusal
@@ -41,17 +40,6 @@ def settle_refusal(
     for action in expired[:1]:  # nothing may wait on the interaction now (the sweep's rule)
         settle(setup, action.interaction_id, {a.action_id for a in expired}, now)
     return answer
-
-
-def expired_here(after: Action | None, before: Action, now: str) -> TypeGuard[Action]:
-    """Whether `expire_action(..., now)`, answering `after`, expired it: pending `before`, expired
-    after, written at `now` (another writer's expiry carries its own time)."""
-    return (
-        before.status == "pending"
-        and after is not None
-        and after.status == "expired"
-        and after.updated_at == now
-    )
 
 
 def settle(setup: Setup, interaction_id: str, expired: set[str], now: str) -> bool:
@@ -100,8 +88,8 @@ def untold(
     expired_now: list[Action] = []
     for action in listed if listed is not None else setup.store.list_actions(interaction_id):
         if overdue(action, clock_now):
-            after = setup.store.expire_action(action.action_id, clock_now)
-            if expired_here(after, action, clock_now):
+            after, expired_here = setup.store.expire_action(action.action_id, clock_now)
+            if expired_here and after is not None:
                 expired_now.append(after)
             action = after or action
         if action.status == "expired" and action.resolved_run_id is None:

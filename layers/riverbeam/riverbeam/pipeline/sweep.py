@@ -26,7 +26,7 @@ from beam_store.records import overdue_cursor
 
 from ..models import FrameHeader
 from . import events
-from .expiry import expired_here, settle
+from .expiry import settle
 from .frames import FrameSink
 from .setup import DEFAULT_SWEEP_LIMIT, Setup
 
@@ -55,8 +55,8 @@ def _expire_overdue(setup: Setup, now: str, limit: int) -> list[Action]:
     while seen < limit:
         page = setup.store.list_overdue_actions(now, after=after, limit=min(SWEEP_PAGE, limit - seen))
         for listed in page:
-            current = setup.store.expire_action(listed.action_id, now)
-            if expired_here(current, listed, now):
+            current, expired_here = setup.store.expire_action(listed.action_id, now)
+            if expired_here and current is not None:
                 expired.append(current)
         seen += len(page)
         if len(page) < SWEEP_PAGE:
