@@ -300,10 +300,11 @@ def test_the_inbox_is_one_query(asking: RiverBeam) -> None:
 def test_a_table_made_before_the_inbox_index_gets_it() -> None:
     """A table (a local stack's data dir) created before gsi2 and gsi3 gets them when the store connects."""
     indexes = TABLE_DEFINITION["GlobalSecondaryIndexes"]
+    later = ("gsi2", "gsi3")
     before = {
         **TABLE_DEFINITION,
         "AttributeDefinitions": [
-            a for a in TABLE_DEFINITION["AttributeDefinitions"] if a["AttributeName"][:4] not in ("gsi2", "gsi3")
+            a for a in TABLE_DEFINITION["AttributeDefinitions"] if a["AttributeName"][:4] not in later
         ],
         "GlobalSecondaryIndexes": [i for i in indexes if i["IndexName"] == "gsi1"],
     }
