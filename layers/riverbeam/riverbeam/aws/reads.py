@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from beam_store import Action, Interaction, Message, Run, Session
 from beam_store.records import ActionStatus, action_cursor
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from . import runtime
 from .http import error_answers
@@ -27,20 +27,26 @@ ActionStatusQuery = Annotated[ActionStatus | None, Field(description="only the a
 Cursor = Annotated[str | None, Field(description="the `next_after` of the page before")]
 
 
-class MessagesPage(BaseModel):
+class Page(BaseModel):
+    """Built by the first read that answers one, not at import (as the records' models are)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class MessagesPage(Page):
     session_id: str
     messages: list[Message]
     next_after: int | None = None
 
 
-class ActionsPage(BaseModel):
+class ActionsPage(Page):
     session_id: str
     actions: list[Action]
     # the cursor of the next page, where this one was full
     next_after: str | None = None
 
 
-class FramesPage(BaseModel):
+class FramesPage(Page):
     run_id: str
     frames: list[dict[str, Any]]
     next_after: int | None = None
