@@ -9,7 +9,7 @@ import subprocess
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,29 +18,30 @@ from riverbeam_local.process import DevProcess, running
 
 from tests.support import browser
 from tests.support.devstack import http, remote_refs, work_commit
+from tests.support.inbox_page import (
+    WAIT_SECONDS,
+    approvals,
+    ask_to_push,
+    by_testid,
+    conversation,
+    edit,
+    need_browser,
+    results,
+    session_id,
+    until,
+)
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
-    from selenium.webdriver.remote.webelement import WebElement
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
-# far above what a step takes here (a second or two), for a loaded 2-core CI machine
-WAIT_SECONDS = 90.0
 USER = "inbox-user"
 # the approval time of the expiry test's agent: long enough to see the card and its countdown first
 EXPIRES_AFTER = 10
 
 
 # ---------------------------------------------------------------------------- fixtures and helpers
-
-
-def need_browser() -> None:
-    reason = browser.missing()
-    if reason is not None:
-        if browser.must_run():
-            pytest.fail(f"CI=true and no browser to test the inbox page: {reason}")
-        pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
@@ -73,71 +74,15 @@ def page(dev: DevProcess) -> Iterator[WebDriver]:
         yield driver
 
 
-def until(driver: WebDriver, check: Callable[[], Any], what: str) -> Any:
-    """`check()`'s first truthy answer, waited for (bounded); selenium's lookups retried meanwhile."""
-    from selenium.common.exceptions import StaleElementReferenceException
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    wait = WebDriverWait(driver, WAIT_SECONDS, ignored_exceptions=[StaleElementReferenceException])
-    return wait.until(lambda _: check(), message=f"waited {WAIT_SECONDS} s for {what}")
-
-
-def by_testid(root: WebDriver | WebElement, name: str) -> WebElement:
-    from selenium.webdriver.common.by import By
-
-    return root.find_element(By.CSS_SELECTOR, f"[data-testid={name}]")
-
-
-def approvals(driver: WebDriver) -> list[WebElement]:
-    from selenium.webdriver.common.by import By
-
-    return driver.find_elements(By.CSS_SELECTOR, "#approvals [data-testid=approval]")
-
-
-def conversation(driver: WebDriver) -> str:
-    return str(by_testid(driver, "conversation").text)
-
-
-def ask_to_push(driver: WebDriver, ref: str = "docs/update") -> WebElement:
-    """A new session, the message sent, and the approval card it brings."""
-    by_testid(driver, "new-session").click()
-    by_testid(driver, "message").send_keys(f"Push {ref}")
-    by_testid(driver, "send").click()
-    cards: list[WebElement] = until(driver, lambda: approvals(driver), "the approval card")
-    assert len(cards) == 1, cards
-    return cards[0]
-
-
-def results(driver: WebDriver, status: str) -> list[WebElement]:
-    """The conversation's tool results of this status."""
-    from selenium.webdriver.common.by import By
-
-    return driver.find_elements(By.CSS_SELECTOR, f"#conversation .entry.result.{status}")
-
-
 def run_status(dev: DevProcess, run_id: str) -> str | None:
     status, run = http(dev.http_url, "GET", f"/runs/{run_id}?user_id={USER}")
     return str(run["status"]) if status == 200 else None
-
-
-def session_id(driver: WebDriver) -> str:
-    found = re.search(r"[?&]session=([0-9a-f-]{36})", driver.current_url)
-    assert found, driver.current_url
-    return found.group(1)
 
 
 def stored_action(dev: DevProcess, action_id: str) -> dict[str, Any]:
     status, action = http(dev.http_url, "GET", f"/actions/{action_id}?user_id={USER}")
     assert status == 200, action
     return action  # type: ignore[no-any-return]
-
-
-def edit(card: WebElement, text: str) -> None:
-    if not by_testid(card, "editor").is_displayed():
-        by_testid(card, "edit").click()
-    box = by_testid(card, "edited-args")
-    box.clear()
-    box.send_keys(text)
 
 
 def pushed(dev: DevProcess, branch: str) -> bool:
@@ -381,3 +326,26 @@ def test_a_jwt_deployment_sends_the_token_not_a_user_id(dev: DevProcess) -> None
         assert "token=t0ken" in socket and "user_id" not in socket, socket
         # this stack's AuthMode is none: it wants a user id, and its refusal is shown as it answered
         until(driver, lambda: "BEM-030: " in by_testid(driver, "errors").text, "the stack's refusal")
+
+
+# a socket that connects and brings nothing (a proxy that drops frames, say): set before the page's scripts
+MUTE_SOCKET = """
+const RealSocket = window.WebSocket;
+window.WebSocket = class extends RealSocket {
+  set onmessage(_) {}
+  get onmessage() { return null; }
+};
+"""
+
+
+def test_frames_the_socket_never_brought_are_read_back(dev: DevProcess, remote: Path) -> None:
+    with browser.chromium() as driver:
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": MUTE_SOCKET})
+        driver.get(f"{dev.http_url}/?user={USER}")
+        card = ask_to_push(driver)  # the run's frames, the approval's among them, from GET /runs/{id}/frames
+        until(driver, lambda: by_testid(driver, "connection").text == "connected", "the (mute) socket")
+        assert "I will push docs/update once you approve." in conversation(driver)
+        assert conversation(driver).count("I will push docs/update") == 1  # each frame shown once
+        by_testid(card, "approve").click()
+        until(driver, lambda: pushed(dev, "docs/update"), "docs/update in the bare remote")
+        until(driver, lambda: results(driver, "ok"), "the result in the conversation")
