@@ -41,10 +41,19 @@ function entry(kind, label, text) {
 
 const brief = (value) => (typeof value === "string" ? value : JSON.stringify(value));
 
+// a tool's output as lines a person reads: key=value, a text of several lines under its key
+function outputText(output) {
+  if (output === null || output === undefined) return "";
+  if (typeof output !== "object" || Array.isArray(output)) return `\n${brief(output)}`;
+  const lines = Object.entries(output).map(([key, value]) =>
+    typeof value === "string" && value.includes("\n") ? `${key}:\n${value.trim()}` : `${key}=${brief(value)}`,
+  );
+  return `\n${lines.join("\n")}`;
+}
+
 function showResult(part) {
   const error = part.error ? ` ${part.error.code}: ${part.error.message}` : "";
-  const output = part.output === null || part.output === undefined ? "" : ` ${brief(part.output)}`;
-  entry(`result ${part.status}`, part.name || "tool", `${part.status}${error}${output}`);
+  entry(`result ${part.status}`, part.name || "tool", `${part.status}${error}${outputText(part.output)}`);
 }
 
 function showCall(call) {
