@@ -166,6 +166,15 @@ class InMemoryStore:
         with self._lock:
             self._frames.setdefault(run_id, {}).update(encoded)
 
+    def add_frame(self, run_id: str, frame: Mapping[str, Any], expires_at: int) -> bool:
+        seq = int(frame["frame_seq"])
+        with self._lock:
+            kept = self._frames.setdefault(run_id, {})
+            if seq in kept and kept[seq][0] > time.time():
+                return False
+            kept[seq] = (expires_at, json.dumps(frame))
+            return True
+
     def list_frames(
         self, run_id: str, *, after_seq: int = -1, limit: int | None = None
     ) -> list[dict[str, Any]]:

@@ -96,6 +96,11 @@ class BeamStore(Protocol):
         """Keep a run's frames (each a JSON object with its `frame_seq`) until `expires_at` (epoch s)."""
         ...
 
+    def add_frame(self, run_id: str, frame: Mapping[str, Any], expires_at: int) -> bool:
+        """Keep one frame where its `frame_seq` is free (no unexpired frame holds it); False, and nothing
+        written, where one does: for a writer that numbers frames beside others (the sweep)."""
+        ...
+
     def list_frames(
         self, run_id: str, *, after_seq: int = -1, limit: int | None = None
     ) -> list[dict[str, Any]]:

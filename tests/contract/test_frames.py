@@ -33,3 +33,20 @@ def test_expired_frames_are_not_read(store: BeamStore) -> None:
     run_id = sid()
     store.append_frames(run_id, [{"type": "done", "frame_seq": 0}], int(time.time()) - 1)
     assert store.list_frames(run_id) == []
+
+
+def test_add_frame_keeps_a_frame_only_where_its_number_is_free(store: BeamStore) -> None:
+    run_id = sid()
+    later = int(time.time()) + 3600
+    first = {"type": "action_expired", "run_id": run_id, "frame_seq": 0, "action_id": "a"}
+    assert store.add_frame(run_id, first, later)
+    assert not store.add_frame(run_id, {**first, "action_id": "b"}, later)  # taken: nothing written
+    assert store.add_frame(run_id, {**first, "frame_seq": 1, "action_id": "b"}, later)
+    assert [f["action_id"] for f in store.list_frames(run_id)] == ["a", "b"]
+
+
+def test_add_frame_takes_the_number_of_a_frame_past_its_time(store: BeamStore) -> None:
+    run_id = sid()
+    store.append_frames(run_id, [{"type": "done", "frame_seq": 0}], int(time.time()) - 1)
+    assert store.add_frame(run_id, {"type": "action_expired", "frame_seq": 0}, int(time.time()) + 3600)
+    assert store.list_frames(run_id) == [{"type": "action_expired", "frame_seq": 0}]

@@ -135,3 +135,31 @@ def test_answered_actions_and_untimed_ones_are_left_alone(store: BeamStore, cloc
     assert [a.action_id for a in swept] == [waiting.action_required[0].action_id]
     assert beam.read_action(str(answered.action_required[0].action_id), user_id="u1").status == "resolved"
     assert counter.pushed == ["docs/update"]
+
+
+def test_a_frame_number_another_sweep_took_is_passed_over(store: BeamStore, clock: Clock) -> None:
+    """Two sweeps beside each other expire two actions of one run: the one that reads the run's frames
+    before the other keeps its frame, numbers its own after it (never over it)."""
+    beam, _ = clocked(store, clock)
+    streamed = FrameLog()
+    beam.invoke(invoke_body(stream=True), on_frame=streamed)
+    run_id = streamed[-1].run_id
+    done = store.list_frames(run_id)
+    other = {**done[-1], "type": "action_expired", "frame_seq": done[-1]["frame_seq"] + 1, "action_id": "x"}
+    reads = store.list_frames
+
+    def stale_then_taken(run: str, **kwargs: int) -> list[dict[str, object]]:
+        found = reads(run, **kwargs)  # the first read misses the other sweep's frame, kept just after it
+        if not store.add_frame(run_id, other, 2**40):
+            return found
+        return [f for f in found if f["frame_seq"] != other["frame_seq"]]
+
+    store.list_frames = stale_then_taken  # type: ignore[method-assign]
+    clock.advance(days=2)
+    frames = FrameLog()
+    assert len(beam.sweep_expired(on_frame=frames)) == 1
+    store.list_frames = reads  # type: ignore[method-assign]
+    kept = store.list_frames(run_id)
+    assert [f["frame_seq"] for f in kept] == list(range(len(done) + 2))
+    assert kept[-2] == other and kept[-1]["type"] == "action_expired" and kept[-1]["action_id"] != "x"
+    assert [f.frame_seq for f in frames] == [other["frame_seq"] + 1]

@@ -53,7 +53,7 @@ from .items import (
     session_item,
     session_key,
 )
-from .retry import BATCH_BACKOFF, MAX_ATTEMPTS, MAX_BATCH_ATTEMPTS, MAX_SECONDS, STEP_BACKOFF
+from .retry import MAX_ATTEMPTS, MAX_SECONDS, STEP_BACKOFF, batch_put
 from .table import ensure_table
 from .transaction import refused, transact_items
 
@@ -296,17 +296,25 @@ class DynamoBeamStore:
     # frames
 
     def append_frames(self, run_id: str, frames: Sequence[Mapping[str, Any]], expires_at: int) -> None:
-        requests = [{"PutRequest": {"Item": frame_item(run_id, f, expires_at)}} for f in frames]
-        for start in range(0, len(requests), 25):
-            pending: Any = {self.table_name: requests[start : start + 25]}
-            for attempt in range(MAX_BATCH_ATTEMPTS):
-                left = self.client.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
-                if not left:
-                    break
-                pending = left
-                BATCH_BACKOFF.wait(attempt)
-            else:
-                raise StoreBusy(f"frames of run {run_id} were left unprocessed {MAX_BATCH_ATTEMPTS} times")
+        items = [frame_item(run_id, f, expires_at) for f in frames]
+        batch_put(self.client, self.table_name, items, f"frames of run {run_id}")
+
+    def add_frame(self, run_id: str, frame: Mapping[str, Any], expires_at: int) -> bool:
+        e = Expression()  # TTL deletes lazily: a frame past its time frees its number, though still stored
+        condition = e.any(e.missing(), f"{e.name(TTL_ATTRIBUTE)} <= {e.value({'N': str(int(time.time()))})}")
+        try:
+            self.client.put_item(
+                TableName=self.table_name,
+                Item=frame_item(run_id, frame, expires_at),
+                ConditionExpression=condition,
+                ExpressionAttributeNames=e.names,
+                ExpressionAttributeValues=e.values,
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            return False
+        return True
 
     def list_frames(
         self, run_id: str, *, after_seq: int = -1, limit: int | None = None

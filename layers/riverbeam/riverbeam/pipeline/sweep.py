@@ -33,6 +33,8 @@ from .setup import DEFAULT_SWEEP_LIMIT, Setup
 logger = logging.getLogger(__name__)
 # overdue actions are read a page at a time (setup.DEFAULT_SWEEP_LIMIT: how many a sweep looks at)
 SWEEP_PAGE = 100
+# a frame number taken by another sweep is passed over; so many in a row means something else is wrong
+MAX_FRAME_ATTEMPTS = 50
 
 
 class ActionExpiredFrame(FrameHeader):
@@ -65,44 +67,47 @@ def _expire_overdue(setup: Setup, now: str, limit: int) -> list[Action]:
     return expired
 
 
-def _frames(setup: Setup, run_id: str, actions: list[Action]) -> list[dict[str, Any]]:
-    """The actions' frames, numbered after the last frame their run kept."""
-    kept = setup.store.list_frames(run_id)
-    first = kept[-1]["frame_seq"] + 1 if kept else 0
-    return [
-        ActionExpiredFrame(
-            session_id=a.session_id,
-            interaction_id=a.interaction_id,
-            run_id=run_id,
-            frame_seq=first + n,
-            action_id=a.action_id,
-            tool=a.tool,
-            args_sha256=a.args_sha256,
-            expires_at=a.expires_at,
-            expired_at=a.updated_at,
-        ).model_dump(mode="json")
-        for n, a in enumerate(actions)
-    ]
+def _frame(action: Action, frame_seq: int) -> dict[str, Any]:
+    return ActionExpiredFrame(
+        session_id=action.session_id,
+        interaction_id=action.interaction_id,
+        run_id=action.run_id,
+        frame_seq=frame_seq,
+        action_id=action.action_id,
+        tool=action.tool,
+        args_sha256=action.args_sha256,
+        expires_at=action.expires_at,
+        expired_at=action.updated_at,
+    ).model_dump(mode="json")
+
+
+def _keep_frame(setup: Setup, action: Action) -> dict[str, Any]:
+    """The action's frame, kept under the first number after its run's last frame that no other writer
+    (a sweep beside this one) took first: numbers never collide, none is overwritten."""
+    kept = setup.store.list_frames(action.run_id)
+    frame_seq = kept[-1]["frame_seq"] + 1 if kept else 0
+    for _ in range(MAX_FRAME_ATTEMPTS):
+        frame = _frame(action, frame_seq)
+        if setup.store.add_frame(action.run_id, frame, setup.frames_expire_at()):
+            return frame
+        taken = setup.store.list_frames(action.run_id, after_seq=frame_seq - 1)
+        frame_seq = taken[-1]["frame_seq"] + 1 if taken else frame_seq + 1
+    raise RuntimeError(f"no free frame number after {MAX_FRAME_ATTEMPTS} attempts")
 
 
 def _tell_subscribers(setup: Setup, expired: list[Action], on_frame: FrameSink | None) -> None:
-    """Keep each run's frames, then send them; a failure costs that run's frames alone."""
-    by_run: dict[str, list[Action]] = defaultdict(list)
+    """Keep each action's frame, then send it; a failure costs that frame alone."""
     for action in expired:
-        by_run[action.run_id].append(action)
-    for run_id, actions in by_run.items():
         try:
-            frames = _frames(setup, run_id, actions)
-            setup.store.append_frames(run_id, frames, setup.frames_expire_at())
+            frame = _keep_frame(setup, action)
         except Exception:
-            logger.exception("the expiry frames were not kept", extra={"run_id": run_id})
+            logger.exception("the expiry frame was not kept", extra={"run_id": action.run_id})
             continue
-        for frame in frames:
-            if on_frame is not None:
-                try:
-                    on_frame(ActionExpiredFrame.model_validate(frame))
-                except Exception:
-                    logger.exception("frame sink failed", extra={"run_id": run_id})
+        if on_frame is not None:
+            try:
+                on_frame(ActionExpiredFrame.model_validate(frame))
+            except Exception:
+                logger.exception("frame sink failed", extra={"run_id": action.run_id})
 
 
 def sweep(setup: Setup, on_frame: FrameSink | None, limit: int = DEFAULT_SWEEP_LIMIT) -> list[Action]:
