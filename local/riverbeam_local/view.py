@@ -18,6 +18,7 @@ STYLES = {
     "result": "bold yellow",
     "approved": "bold green",
     "rejected": "bold red",
+    "expired": "bold red",
     "error": "bold red",
     "remote": "bold magenta",
 }
@@ -88,5 +89,7 @@ class View:
             self.line("result", f"{frame.get('name')} {outcome_summary(frame)}")
         elif kind == "error":
             self.line("error", f"{frame.get('code')} {frame.get('message')}")
+        elif kind == "action_expired":  # the sweep's, after the run's done
+            self.line("expired", f"{frame.get('tool')} was not answered in time ({frame.get('action_id')})")
         elif kind == "done":
             self.end_text()
