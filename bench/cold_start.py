@@ -1,6 +1,6 @@
 """Cold start of each Lambda handler on the layers as they ship, beside the floor (`import boto3` + a client).
 
-    python bench/cold_start.py [--rounds N] [--python PATH] [--without-bytecode]
+    python bench/cold_start.py [--rounds N] [--python PATH] [--without-bytecode] [--stages]
 
 The layers are built by scripts/build_layer.py, as `sam build` builds them (wheels for the runtime's Python
 and platform, byte code compiled by the runtime's interpreter), into a scratch directory laid out as Lambda
@@ -21,6 +21,11 @@ Samples are interleaved (floor, each handler, again) after one unmeasured round,
 falls on all alike; the figures are medians, the ratio is handler / floor (the goal: at most 1.5). The
 layers' sizes are their zips' (deflated, as SAM uploads them; boto3 is not in them), the goal 5 MB for the
 layer every function has.
+
+--stages also times each handler's init in stages, in one order for all (boto3 and the DynamoDB client, as
+the floor; pydantic; Powertools' Logger and Metrics; beam_store; riverbeam.pipeline with riverbeam.models;
+the rest of app.py's imports; the RiverBeam; the SQS and management API clients), as medians of CPU time
+(less shaken than the wall clock by the machine's other work): what the figures above are made of.
 """
 
 from __future__ import annotations
@@ -87,6 +92,26 @@ print(time.perf_counter() - started, len(compiled))
 )
 
 
+# (label, statement): each stage's CPU time is what its statement adds to the ones before it
+STAGES = (
+    ("boto3 + client", "import boto3; boto3.client('dynamodb')"),
+    # the names the layer imports (pydantic imports its parts as they are first asked for)
+    ("pydantic", "from pydantic import AfterValidator, BaseModel, Field, PlainSerializer, TypeAdapter"),
+    ("Powertools", "from aws_lambda_powertools import Logger, Metrics"),
+    ("beam_store", "import beam_store"),
+    ("pipeline+models", "import riverbeam.pipeline"),
+    ("rest of app", "import app"),
+    ("RiverBeam", "from riverbeam.aws import runtime; runtime.beam()"),
+    ("SQS client", "runtime.sqs()"),
+    ("mgmt API client", "runtime.management_api()"),
+)
+STAGES_CODE = (
+    "import time\nclock = [time.process_time()]\n"
+    + "".join(f"{statement}\nclock.append(time.process_time())\n" for _, statement in STAGES)
+    + "print(*(b - a for a, b in zip(clock, clock[1:])))\n"
+)
+
+
 def zipped_size(root: Path) -> int:
     """Bytes of the layer's zip, deflated as SAM zips it."""
     buffer = io.BytesIO()
@@ -127,6 +152,30 @@ def writable(root: Path) -> None:
     for path in [root, *root.rglob("*")]:
         if not path.is_symlink():
             path.chmod(path.lstat().st_mode | stat.S_IWUSR)
+
+
+def stages(interpreter: str, envs: dict[str, dict[str, str]], rounds: int) -> dict[str, list[float]]:
+    """Each handler's init in STAGES: the medians of `rounds` interleaved samples, in ms of CPU time."""
+    times: dict[str, list[list[float]]] = {name: [] for name in envs}
+    for _ in range(rounds):
+        for name, env in envs.items():
+            done = subprocess.run(
+                [interpreter, "-S", "-c", STAGES_CODE], env=env, capture_output=True, text=True, timeout=300
+            )
+            if done.returncode != 0:
+                raise SystemExit(f"cold_start: a stages sample failed:\n{done.stderr[-3000:]}")
+            times[name].append([float(t) for t in done.stdout.split()])
+    return {
+        name: [statistics.median(column) * 1000 for column in zip(*samples, strict=True)]
+        for name, samples in times.items()
+    }
+
+
+def print_stages(staged: dict[str, list[float]], rounds: int) -> None:
+    print(f"in stages: ms of CPU time, median of {rounds} (each: what it adds to the stages before it)")
+    print(f"{'':<12}" + "".join(f"{label:>16}" for label, _ in STAGES) + f"{'total':>8}")
+    for name, medians in staged.items():
+        print(f"{name:<12}" + "".join(f"{m:>16.1f}" for m in medians) + f"{sum(medians):>8.1f}")
 
 
 def sample(interpreter: str, code: str, env: dict[str, str]) -> tuple[float, int]:
@@ -189,6 +238,9 @@ def main() -> int:
         action="store_true",
         help="as deployed with DetailedTracing true (Powertools' Tracer, the X-Ray SDK)",
     )
+    parser.add_argument(
+        "--stages", action="store_true", help="also time each handler's init in stages (CPU time)"
+    )
     args = parser.parse_args()
     global DETAILED_TRACING
     DETAILED_TRACING = args.detailed_tracing
@@ -237,6 +289,8 @@ def main() -> int:
                 for name, (code, env) in codes.items():
                     seconds, compiled[name] = sample(interpreter, code, env)
                     times[name].append(seconds)
+            envs = {name: env for name, (_, env) in codes.items() if name != FLOOR}
+            staged = stages(interpreter, envs, args.rounds) if args.stages else {}
         finally:
             writable(scratch)
 
@@ -257,6 +311,8 @@ def main() -> int:
         users = ", ".join(n for n in HANDLERS if layer in FUNCTION_LAYERS[n])
         goal = f" (goal: <= {LAYER_GOAL_MB:.0f} MB)" if layer == "riverbeam" else ""
         print(f"layer {layer:<10} {size / 1e6:6.2f} MB zipped{goal}, boto3 excluded; functions: {users}")
+    if staged:
+        print_stages(staged, args.rounds)
     return 0
 
 
