@@ -30,6 +30,7 @@ from tests.support.inbox_page import (
     session_id,
     until,
 )
+from tests.support.inbox_scripts import JWT_DEPLOYMENT, MUTE_SOCKET, ORDERING_SCRIPT, SOCKET_TAP
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -255,52 +256,12 @@ def test_an_expired_approval_is_shown_as_such_and_pushes_nothing(tmp_path: Path)
         assert remote_refs(dev.data_dir) == {}
 
 
-# the page's own Runs (api.js) with a stub API: frames in frame_seq order and each once, a gap filled from
-# the stored frames, a settled run's late notice shown once, a frame with no run shown as it comes
-ORDERING_SCRIPT = """
-const done = arguments[arguments.length - 1];
-import("/inbox/api.js").then(async ({ Runs }) => {
-  const frame = (run, seq, type = "text_delta") => ({ run_id: run, frame_seq: seq, type });
-  const stored = { a: [0, 1, 2, 3].map((seq) => frame("a", seq)) };
-  const api = { all: async (path, key, after) => stored.a.filter((f) => f.frame_seq > after) };
-  const shown = [];
-  const runs = new Runs(api, (f) => shown.push(`${f.run_id || "-"}${f.frame_seq ?? ""}`));
-  runs.add(frame("b", 0)); runs.add(frame("b", 2)); runs.add(frame("b", 1)); runs.add(frame("b", 1));
-  runs.add(frame("a", 0)); runs.add(frame("a", 3));
-  await runs.replay("a");
-  runs.settle("c"); runs.add(frame("c", 7, "action_expired")); runs.add(frame("c", 7, "action_expired"));
-  runs.add({ type: "notice" });
-  runs.stop();
-  done(shown);
-}).catch((error) => done(String(error)));
-"""
-
-
 def test_frames_are_shown_in_order_and_once(page: WebDriver) -> None:
     shown = page.execute_async_script(ORDERING_SCRIPT)
     assert shown == ["b0", "b1", "b2", "a0", "a1", "a2", "a3", "c7", "-"], shown
 
 
-# ---------------------------------------------------------------------------- a deployment's config
-
-# what a deployment's config.js says for AuthMode jwt, set before the page's scripts run; fetch and WebSocket
-# wrapped to see what the page sends
-JWT_DEPLOYMENT = """
-window.RIVERBEAM_CONFIG = { auth: "jwt" };
-window.seen = { fetches: [], sockets: [] };
-const realFetch = window.fetch;
-window.fetch = (url, init = {}) => {
-  window.seen.fetches.push({ url: String(url), authorization: (init.headers || {}).authorization || null });
-  return realFetch(url, init);
-};
-const RealSocket = window.WebSocket;
-window.WebSocket = class extends RealSocket {
-  constructor(url, ...rest) {
-    window.seen.sockets.push(String(url));
-    super(url, ...rest);
-  }
-};
-"""
+# ---------------------------------------------------------------------------- frames and config
 
 
 def test_a_jwt_deployment_sends_the_token_not_a_user_id(dev: DevProcess) -> None:
@@ -328,16 +289,6 @@ def test_a_jwt_deployment_sends_the_token_not_a_user_id(dev: DevProcess) -> None
         until(driver, lambda: "BEM-030: " in by_testid(driver, "errors").text, "the stack's refusal")
 
 
-# a socket that connects and brings nothing (a proxy that drops frames, say): set before the page's scripts
-MUTE_SOCKET = """
-const RealSocket = window.WebSocket;
-window.WebSocket = class extends RealSocket {
-  set onmessage(_) {}
-  get onmessage() { return null; }
-};
-"""
-
-
 def test_frames_the_socket_never_brought_are_read_back(dev: DevProcess, remote: Path) -> None:
     with browser.chromium() as driver:
         driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": MUTE_SOCKET})
@@ -349,3 +300,36 @@ def test_frames_the_socket_never_brought_are_read_back(dev: DevProcess, remote: 
         by_testid(card, "approve").click()
         until(driver, lambda: pushed(dev, "docs/update"), "docs/update in the bare remote")
         until(driver, lambda: results(driver, "ok"), "the result in the conversation")
+
+
+def test_unknown_and_expiry_frames_are_shown_and_reread_the_inbox(dev: DevProcess, remote: Path) -> None:
+    with browser.chromium() as driver:
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": SOCKET_TAP})
+        driver.get(f"{dev.http_url}/?user={USER}")
+        card = ask_to_push(driver)
+        action = stored_action(dev, card.get_attribute("data-action-id") or "")
+        status, stored = http(dev.http_url, "GET", f"/runs/{action['run_id']}/frames?user_id={USER}")
+        assert status == 200, stored
+        head = {k: action[k] for k in ("session_id", "interaction_id", "run_id")}
+        expired = {**head, "type": "action_expired", "frame_seq": len(stored["frames"]), "tool": "git_push"}
+
+        def bring(frame: dict[str, Any], shown: str) -> None:
+            reads = driver.execute_script("return window.inboxReads")
+            driver.execute_script("window.bring(arguments[0])", frame)
+            until(driver, lambda: shown in conversation(driver), f"{frame['type']} shown")
+            until(
+                driver,
+                lambda: driver.execute_script("return window.inboxReads") > reads,
+                "the inbox read again",
+            )
+
+        bring({"type": "approvals_digest", "session_id": action["session_id"]}, "approvals_digest")
+        bring({**expired, "action_id": action["action_id"]}, "expired unanswered")
+        driver.execute_script("window.bring(arguments[0])", {**expired, "action_id": action["action_id"]})
+        bring({**head, "type": "brand_new_kind", "frame_seq": expired["frame_seq"] + 1}, "brand_new_kind")
+        assert conversation(driver).count("expired unanswered") == 1  # brought twice, shown once
+        assert by_testid(driver, "errors").text == ""
+        # nothing expired on the server: the inbox, read again, still offers the action
+        (card,) = approvals(driver)
+        by_testid(card, "approve").click()
+        until(driver, lambda: pushed(dev, "docs/update"), "docs/update in the bare remote")
