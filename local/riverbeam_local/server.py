@@ -136,6 +136,7 @@ def _print_ready(port: int, data_dir: Path, endpoints: dict[str, str]) -> None:
         f"HTTP API:        http://{HOST}:{port}/",
         f"WebSocket API:   ws://{HOST}:{port}/ws",
         f"Management API:  http://{HOST}:{port}/@connections/{{id}}",
+        f"Inbox page:      http://{HOST}:{port}/",
         *(f"{name + ':':<16} {url}" for name, url in endpoints.items()),
         f"Data dir:        {data_dir}",
         "Ready (Ctrl-C stops).",
