@@ -30,7 +30,7 @@ import statistics
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,23 +40,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from beam_store import BeamStore, InMemoryStore
-from riverbeam import AgentResult, ModelTurn, RiverBeam, ToolAgentRunner, ToolCall, tool
+from riverbeam import AgentResult, ModelTurn, RiverBeam, ScriptedModel, ToolAgentRunner, ToolCall, tool
 from store_calls import item_size
 
 STEPS = ("invoke", "resume", "accept_invoke", "run_job (invoke)", "accept_resume", "run_job (resume)")
 USER = {"user_id": "bench"}
 
 
-class ApprovalModel:
-    """An offline model that asks to push after a person's message and answers once the push has run; it
-    looks at the last message only, so that its own cost does not grow with the conversation."""
-
-    def next_turn(self, conversation: Sequence[Any], tools: Sequence[Any], on_text: Any) -> ModelTurn:
-        if conversation and conversation[-1].role == "tool":
-            return ModelTurn(text="Pushed.")
-        return ModelTurn(
-            text="I will push it.", tool_calls=[ToolCall(name="git_push", args={"ref": "docs/x"})]
-        )
+# the offline model the tests use, ScriptedModel: asks to push after a person's message, answers once the
+# push has run. It reads its place in the script from its last tool call, so the runner gives it the
+# session's last messages only (the default window), as any model: the worker's reads stay flat too
+ASK = ModelTurn(text="I will push it.", tool_calls=[ToolCall(name="git_push", args={"ref": "docs/x"})])
+DONE = ModelTurn(text="Pushed.")
 
 
 @tool(confirm_required=True)
@@ -209,7 +204,8 @@ def run(kind: str, turns: list[int], repeat: int) -> dict[str, dict[int, tuple[F
     table: dict[str, dict[int, tuple[Figures, float]]] = {step: {} for step in STEPS}
     with open_store(kind, meter) as store:
         beam = RiverBeam(store)
-        beam.register_agent("author", ToolAgentRunner(model=ApprovalModel(), tools=[git_push]))
+        script = [ASK, DONE] * (max(turns) + 2 * repeat * len(turns) + 1)
+        beam.register_agent("author", ToolAgentRunner(model=ScriptedModel(script), tools=[git_push]))
         session = Session(beam)
 
         def unmeasured(step: str, call: Callable[[], Any]) -> Any:

@@ -330,7 +330,7 @@ def test_an_agent_that_crashes_is_bem500_without_internals(store: BeamStore) -> 
 
 def test_a_store_outage_is_bem500_without_internals() -> None:
     class Down(InMemoryStore):
-        def get_session_with_messages(self, session_id: str) -> Any:
+        def get_session_with_messages(self, session_id: str, *, last: int | None = None) -> Any:
             raise ConnectionError("dynamodb.internal.example:443 refused")
 
     beam, _ = author_beam(Down())

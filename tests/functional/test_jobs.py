@@ -138,10 +138,10 @@ def test_a_store_outage_after_the_claim_fails_the_run_without_marking_tools_unkn
     class ReadsFail(InMemoryStore):
         failing = False
 
-        def get_session_with_messages(self, session_id: str) -> Any:
+        def get_session_with_messages(self, session_id: str, *, last: int | None = None) -> Any:
             if self.failing:
                 raise StoreBusy("simulated")
-            return super().get_session_with_messages(session_id)
+            return super().get_session_with_messages(session_id, last=last)
 
     store = ReadsFail()
     beam, counter = author_beam(store)

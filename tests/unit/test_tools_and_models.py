@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from beam_store import TextPart, ToolResultPart
+from beam_store import TextPart, ToolCallPart, ToolResultPart
 from riverbeam import (
     CATALOGUE,
     AgentInput,
@@ -68,6 +68,30 @@ def test_scripted_model_picks_its_turn_from_the_conversation() -> None:
     assert "".join(chunks) == "firstsecond"
     with pytest.raises(RuntimeError):
         again.next_turn([*conversation, NewMessage(role="ai", content=[])], [], chunks.append)
+
+
+def test_scripted_model_reads_its_place_from_its_last_tool_call_in_a_window() -> None:
+    script = [
+        ModelTurn(text="a"),
+        ModelTurn(tool_calls=[ToolCall(name="add", args={"a": 1})]),
+        ModelTurn(text="b"),
+        ModelTurn(text="c"),
+    ]
+    said = NewMessage(role="ai", content=[TextPart(text="a")])
+    call = ScriptedModel(script).next_turn([human("1"), said, human("2")], [], lambda _: None)
+    # the call carries its turn's place in the script, where a provider puts its call id
+    assert [c.model_call_id for c in call.tool_calls] == ["scripted:1:0"]
+    assert script[1].tool_calls[0].model_call_id is None
+    # another process given the session's last messages only (a resume's window) picks the turns after it
+    asked = NewMessage(
+        role="ai", content=[ToolCallPart(tool_call_id="t", name="add", model_call_id="scripted:1:0")]
+    )
+    answered = NewMessage(role="tool", content=[ToolResultPart(tool_call_id="t", name="add", status="ok")])
+    again = ScriptedModel(script)
+    window = [human("2"), asked, answered]
+    assert again.next_turn(window, [], lambda _: None).text == "b"
+    window += [NewMessage(role="ai", content=[TextPart(text="b")]), human("3")]
+    assert again.next_turn(window, [], lambda _: None).text == "c"
 
 
 @pytest.mark.parametrize("text, ref", [("Push docs/update", "docs/update"), ("please push main.", "main")])

@@ -46,14 +46,33 @@ def stream_words(text: str, on_text: OnText) -> None:
 ScriptStep = ModelTurn | Callable[[Sequence[NewMessage]], ModelTurn]
 
 
-class ScriptedModel:
-    """An offline model that answers with turn N of its script, N being the `ai` turns already in the
-    conversation: so it picks the same turn whichever process the conversation is resumed in.
-    A step may be a function of the conversation, to answer what it was told (a refusal, a tool error)."""
+# the provider's call id a scripted tool call carries: its turn's place in the script (N) and its own (k)
+SCRIPT_MARK = re.compile(r"scripted:(\d+):\d+")
 
-    # it counts the ai turns of the whole conversation, so it is given all of it (ToolAgentRunner asks the
-    # pipeline for the whole history; other models get the last agents.DEFAULT_HISTORY_WINDOW messages)
-    history_window: int | None = None
+
+def script_position(conversation: Sequence[NewMessage]) -> int:
+    """The number of ai turns before the next one: the last marked turn's N, plus 1 and the ai turns after
+    it; in a conversation without a marked turn, its ai turns."""
+    after = 0
+    for message in reversed(conversation):
+        if message.role != "ai":
+            continue
+        for part in message.content:
+            marked = isinstance(part, ToolCallPart) and SCRIPT_MARK.fullmatch(part.model_call_id or "")
+            if marked:
+                return int(marked.group(1)) + 1 + after
+        after += 1
+    return after
+
+
+class ScriptedModel:
+    """An offline model that answers with turn N of its script, N read from the conversation it is given
+    (not from a counter): its tool calls carry their turn's N (`scripted:N:k`, where a provider puts its own
+    call id), so N is the last such turn's N + 1 plus the ai turns after it, or, without one, the ai turns
+    in the conversation. So it picks the same turn whichever process the conversation is resumed in, and is
+    given the runner's window of the session only, as other models are (a resume always follows one of its
+    tool calls; a session longer than the window whose window holds none of them counts from the window).
+    A step may be a function of the conversation, to answer what it was told (a refusal, a tool error)."""
 
     def __init__(self, turns: Sequence[ScriptStep]) -> None:
         self.turns = list(turns)
@@ -63,7 +82,7 @@ class ScriptedModel:
         self, conversation: Sequence[NewMessage], tools: Sequence[Tool], on_text: OnText
     ) -> ModelTurn:
         self.conversations.append([m.model_copy(deep=True) for m in conversation])
-        index = sum(1 for m in conversation if m.role == "ai")
+        index = script_position(conversation)
         if index >= len(self.turns):
             raise RuntimeError(
                 f"ScriptedModel has {len(self.turns)} turns and was asked for turn {index + 1}"
@@ -71,7 +90,11 @@ class ScriptedModel:
         step = self.turns[index]
         turn = step if isinstance(step, ModelTurn) else step(conversation)
         stream_words(turn.text, on_text)
-        return turn
+        calls = [
+            c.model_copy(update={"model_call_id": f"scripted:{index}:{k}"}) if c.model_call_id is None else c
+            for k, c in enumerate(turn.tool_calls)
+        ]
+        return turn.model_copy(update={"tool_calls": calls}) if calls else turn
 
 
 _PUSH = re.compile(r"\bpush\s+([A-Za-z0-9._/-]+)", re.IGNORECASE)
