@@ -10,6 +10,7 @@ from beam_store import BeamStore, ToolResultPart
 from riverbeam import (
     AgentResult,
     BeamError,
+    DoneFrame,
     ModelTurn,
     RiverBeam,
     ScriptedModel,
@@ -163,3 +164,47 @@ def test_a_frame_number_another_sweep_took_is_passed_over(store: BeamStore, cloc
     assert [f["frame_seq"] for f in kept] == list(range(len(done) + 2))
     assert kept[-2] == other and kept[-1]["type"] == "action_expired" and kept[-1]["action_id"] != "x"
     assert [f.frame_seq for f in frames] == [other["frame_seq"] + 1]
+
+
+def test_the_sweep_expiring_the_other_action_during_a_partial_resume(store: BeamStore, clock: Clock) -> None:
+    """A resume answers one of two actions; while its tool runs the other's time passes and the sweep
+    expires it: the run asks for it again, but it is no longer pending. The run ends as if nothing
+    else waited (completed, not failed BEM-500), and the next run tells the agent of the expiry."""
+    ran: list[str] = []
+    swept: list[str] = []
+
+    @tool(confirm_required=True)
+    def git_push(ref: str) -> str:
+        """Push; meanwhile (the tool takes a while) the other action's time passes and the sweep runs."""
+        ran.append(ref)
+        clock.advance(minutes=2)
+        swept.extend(a.action_id for a in beam.sweep_expired())
+        return ref
+
+    @tool(confirm_required=True, expires_after=60)
+    def deploy(env: str) -> str:
+        """Deploy, if someone says so within a minute."""
+        return env
+
+    calls = [ToolCall(name="git_push", args={"ref": "a"}), ToolCall(name="deploy", args={"env": "prod"})]
+    model = ScriptedModel([ModelTurn(tool_calls=calls), ModelTurn(text="done")] * 2)
+    beam = RiverBeam(store, clock=clock)
+    beam.register_agent("author", ToolAgentRunner(model=model, tools=[git_push, deploy]))
+    result = beam.invoke(invoke_body())
+    assert isinstance(result, AgentResult)
+    session_id, interaction_id = str(result.session_id), str(result.interaction_id)
+    push, dep = result.action_required
+    clock.advance(seconds=30)  # both in time
+    frames = FrameLog()
+    beam.resume(resume_body(result), on_frame=frames)  # answers the push only
+    assert ran == ["a"] and swept == [dep.action_id]
+    done = frames[-1]
+    assert isinstance(done, DoneFrame) and not done.result.action_required and not done.result.interrupted
+    run = beam.read_run(str(done.run_id), user_id="u1")
+    assert run.status == "completed", run.error
+    assert beam.read_interaction(interaction_id, user_id="u1").status == "completed"
+    outcome = beam.read_action(str(push.action_id), user_id="u1").outcome
+    assert outcome is not None and outcome.status == "ok"
+    assert beam.read_action(str(dep.action_id), user_id="u1").status == "expired"
+    beam.invoke(invoke_body(session_id, text="and now?", interaction_id=interaction_id))
+    assert _told(beam, session_id) == [dep.action_id]

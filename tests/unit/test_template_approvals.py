@@ -31,8 +31,8 @@ def test_the_sweep_runs_on_a_schedule_with_what_it_needs_only() -> None:
         "dynamodb:GetItem",
         "dynamodb:Query",
         "dynamodb:UpdateItem",
-        "dynamodb:BatchWriteItem",
-        "dynamodb:DeleteItem",
+        "dynamodb:PutItem",  # its frame kept by a conditional put (store.add_frame)
+        "dynamodb:DeleteItem",  # a gone connection forgotten
         "execute-api:ManageConnections",
         "events:PutEvents",
     }

@@ -148,14 +148,28 @@ def _close_bare(
     return result
 
 
-def _still_pending(setup: Setup, step: Step, result: AgentResult) -> dict[str, Action]:
-    """The interaction's pending actions that a resume's agent asks for again (a partial resume: the ones
-    not answered yet), as stored: one Query, only where a resume's run asks for actions."""
+def _asked_again(setup: Setup, step: Step, result: AgentResult) -> tuple[dict[str, Action], set[str]]:
+    """The interaction's stored actions that a resume's agent asks for again (a partial resume: the ones
+    not answered yet): those still pending, as stored; and the ids of those no longer pending (the sweep,
+    or a late resume's refusal, expired one while this run ran). One Query, only where a resume's run
+    asks for actions."""
     if step.kind != "resume" or not result.action_required:
-        return {}
+        return {}, set()
     asked = {r.action_id for r in result.action_required}
-    listed = setup.store.list_actions(step.interaction.interaction_id)
-    return {a.action_id: a for a in listed if a.action_id in asked and a.status == "pending"}
+    listed = [a for a in setup.store.list_actions(step.interaction.interaction_id) if a.action_id in asked]
+    return {a.action_id: a for a in listed if a.status == "pending"}, {
+        a.action_id for a in listed if a.status != "pending"
+    }
+
+
+def _without(result: AgentResult, gone: set[str], log: StepLog) -> AgentResult:
+    """The result without the actions no longer pending: asked again, the open write would refuse them
+    (the run failed BEM-500). An expired one is told to the agent by the interaction's next run."""
+    if not gone:
+        return result
+    log.info("actions asked again are no longer pending", extra={"action_ids": sorted(gone)})
+    rest = [r for r in result.action_required if r.action_id not in gone]
+    return result.model_copy(update={"action_required": rest, "interrupted": bool(rest)})
 
 
 def run_step(setup: Setup, step: Step, on_frame: FrameSink | None, *, record_frames: bool) -> AgentResult:
@@ -174,7 +188,8 @@ def run_step(setup: Setup, step: Step, on_frame: FrameSink | None, *, record_fra
     emitter.emit(RunStartedFrame(agent_name=step.run.agent_name, kind=step.kind))
     log = StepLog(logger, step.ids())
     result, failure = _run_agent(step, emitter, log)
-    waiting = _still_pending(setup, step, result)
+    waiting, gone = _asked_again(setup, step, result)
+    result = _without(result, gone, log)
     for request in result.action_required:
         stored = waiting.get(request.action_id or "")
         # one asked for again is left as it is stored (the open write keeps it): its time stays
