@@ -5,19 +5,25 @@ alone what is in time or answered."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 from beam_store import BeamStore, ToolResultPart
 from riverbeam import (
     AgentResult,
     BeamError,
     DoneFrame,
+    EventLog,
     ModelTurn,
     RiverBeam,
     ScriptedModel,
+    StreamAck,
     ToolAgentRunner,
     ToolCall,
     tool,
 )
+from riverbeam.pipeline import sweep as sweep_module
 
 from tests.support.agents import FrameLog, PushCounter, invoke_body, resume_body
 from tests.support.clock import Clock, asked, clocked, iso
@@ -208,3 +214,45 @@ def test_the_sweep_expiring_the_other_action_during_a_partial_resume(store: Beam
     assert beam.read_action(str(dep.action_id), user_id="u1").status == "expired"
     beam.invoke(invoke_body(session_id, text="and now?", interaction_id=interaction_id))
     assert _told(beam, session_id) == [dep.action_id]
+
+
+def _flaky(real: Callable[..., Any], failing: int) -> Callable[..., Any]:
+    """`real`, whose `failing`th call fails (throttled past the client's retries, a timeout...)."""
+    calls = {"n": 0}
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == failing:
+            raise RuntimeError("ProvisionedThroughputExceededException")
+        return real(*args, **kwargs)
+
+    return call
+
+
+@pytest.mark.parametrize("failing", ["expire_action", "list_overdue_actions"])
+def test_a_sweep_that_fails_midway_still_tells_of_what_it_expired(
+    store: BeamStore, clock: Clock, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    """One failed expiry write (or page read) costs that action (or the pages after) alone: the actions
+    the sweep expired before it (they left the overdue index: no later sweep sees them again) are still
+    published, their interactions closed and their frames kept and sent."""
+    monkeypatch.setattr(sweep_module, "SWEEP_PAGE", 1)  # one action a page: the second page read fails
+    beam, _ = clocked(store, clock)
+    log = EventLog()
+    beam.set_event_sink(log)
+    first = beam.invoke(invoke_body(stream=True), on_frame=FrameLog())
+    clock.advance(seconds=1)
+    second = asked(beam)
+    clock.advance(days=2)
+    monkeypatch.setattr(store, failing, _flaky(getattr(store, failing), 2))
+    frames = FrameLog()
+    swept = beam.sweep_expired(on_frame=frames)
+    monkeypatch.undo()
+    assert isinstance(first, StreamAck)
+    action_id = store.list_actions(str(first.interaction_id))[0].action_id
+    assert [a.action_id for a in swept] == [action_id]
+    assert [e.detail["action_id"] for e in log if e.detail_type == "Approval Expired"] == [action_id]
+    assert beam.read_interaction(str(first.interaction_id), user_id="u1").status == "completed"
+    assert [(f.type, getattr(f, "action_id", None)) for f in frames] == [("action_expired", action_id)]
+    # the one left pending is the next sweep's
+    assert [a.action_id for a in beam.sweep_expired()] == [second.action_required[0].action_id]

@@ -50,14 +50,25 @@ class ActionExpiredFrame(FrameHeader):
 
 def _expire_overdue(setup: Setup, now: str, limit: int) -> list[Action]:
     """Every overdue action, up to `limit` looked at, expired here by its conditional write; those a
-    resolution or another expiry took first are left as they are."""
+    resolution or another expiry took first are left as they are. A failed write costs its action alone
+    (still pending: the next sweep finds it again), a failed page read the pages after it: what was
+    expired before is returned all the same, to be told (it left the overdue index: no sweep sees it
+    again)."""
     expired: list[Action] = []
     after: str | None = None
     seen = 0
     while seen < limit:
-        page = setup.store.list_overdue_actions(now, after=after, limit=min(SWEEP_PAGE, limit - seen))
+        try:
+            page = setup.store.list_overdue_actions(now, after=after, limit=min(SWEEP_PAGE, limit - seen))
+        except Exception:
+            logger.exception("the overdue actions could not be read", extra={"after": after})
+            break
         for listed in page:
-            current, expired_here = setup.store.expire_action(listed.action_id, now)
+            try:
+                current, expired_here = setup.store.expire_action(listed.action_id, now)
+            except Exception:
+                logger.exception("an action was not expired", extra={"action_id": listed.action_id})
+                continue
             if expired_here and current is not None:
                 expired.append(current)
         seen += len(page)
