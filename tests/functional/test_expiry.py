@@ -22,6 +22,7 @@ from riverbeam import (
 
 from tests.support.agents import FrameLog, PushCounter, invoke_body, resume_body
 from tests.support.clock import T0, Clock, asked, clocked, iso
+from tests.support.stores import snapshot
 
 
 @pytest.fixture
@@ -161,3 +162,24 @@ def test_a_partial_resume_shows_the_stored_time_of_what_still_waits(store: BeamS
     assert waiting.expires_at == stored.expires_at == second.expires_at == iso(T0 + timedelta(hours=24))
     requested = [e.detail["action_id"] for e in log if e.detail_type == "Approval Requested"]
     assert requested == [first.action_id, second.action_id]
+
+
+@pytest.mark.parametrize("accepted", [False, True])
+def test_an_invoke_naming_another_users_interaction_changes_nothing(
+    store: BeamStore, clock: Clock, accepted: bool
+) -> None:
+    """u2 names u1's interaction (waiting past its time, no sweep yet) in an invoke of u2's own session:
+    refused BEM-022 before the lazy expiry, so u1's action stays pending and no event tells of it."""
+    beam, _ = clocked(store, clock)
+    victim = asked(beam)
+    log = EventLog()
+    beam.set_event_sink(log)
+    clock.advance(days=2)
+    before = snapshot(store)
+    stranger = invoke_body(user="u2", interaction_id=str(victim.interaction_id))
+    with pytest.raises(BeamError) as refused:
+        (beam.accept_invoke if accepted else beam.invoke)(stranger)
+    assert refused.value.code == "BEM-022"
+    assert beam.read_action(str(victim.action_required[0].action_id), user_id="u1").status == "pending"
+    assert list(log) == []
+    assert snapshot(store) == before

@@ -54,7 +54,9 @@ def open_invoke(
     interaction_id = str(req.interaction_id) if req.interaction_id else new_interaction_id or new_id()
     interaction = interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
     run = new_run(interaction, req.agent_name, now, run_id)
-    told, telling = expiry.untold(setup, interaction_id, run.run_id, now) if req.interaction_id else ([], [])
+    # the interaction's actions read once: checked to be in this session (the caller's), then expired
+    ids = (interaction_id, session_id, run.run_id)
+    told, telling = expiry.untold(setup, ids, now) if req.interaction_id else ([], [])
     opening = StepWrite(
         session=session,
         session_op=session_op,
@@ -135,7 +137,7 @@ def open_resume(
     interaction = interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
     run = new_run(interaction, req.agent_name, now)
     resolved = checks.resolve(found, responses, run.run_id, user, now)
-    told, drafts = expiry.untold(setup, interaction_id, run.run_id, now, listed)
+    told, drafts = expiry.untold(setup, (interaction_id, session_id, run.run_id), now, listed)
     drafts += [writes.input_message(run, req.content, now)] if req.content else []
     drafts += [d for action in resolved for d in checks.resolution_messages(action, run.run_id, now)]
 

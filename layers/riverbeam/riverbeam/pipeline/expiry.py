@@ -78,15 +78,25 @@ def lost_resolution(
 
 
 def untold(
-    setup: Setup, interaction_id: str, run_id: str, now: str, listed: Sequence[Action] | None = None
+    setup: Setup,
+    ids: tuple[str, str, str],
+    now: str,
+    listed: Sequence[Action] | None = None,
 ) -> tuple[list[Action], list[MessageDraft]]:
     """The interaction's actions that expired (those past their time are expired now) and that no run
     told the agent of yet, with the tool messages that tell it: for the next run's opening write.
-    `listed`: the interaction's actions where the step read them already (a resume), else read here."""
+    `ids`: the interaction, the session the step is in, the run. `listed`: the interaction's actions
+    where the step read them already (a resume), else read here. An interaction whose actions are in
+    another session is refused (BEM-022, as the opening write would) before anything is expired: a
+    request naming another user's interaction changes nothing of it."""
+    interaction_id, session_id, run_id = ids
+    actions = list(listed) if listed is not None else setup.store.list_actions(interaction_id)
+    if any(a.session_id != session_id for a in actions):
+        raise BeamError("BEM-022", field="interaction_id")
     clock_now = setup.now()
     expired: list[Action] = []
     expired_now: list[Action] = []
-    for action in listed if listed is not None else setup.store.list_actions(interaction_id):
+    for action in actions:
         if overdue(action, clock_now):
             after, expired_here = setup.store.expire_action(action.action_id, clock_now)
             if expired_here and after is not None:
