@@ -15,7 +15,7 @@ from typing import Any
 
 import boto3
 import pytest
-from beam_store import BeamStore
+from beam_store import Action, ActionResponseRecord, BeamStore
 from riverbeam import (
     AgentResult,
     ApprovalEvent,
@@ -28,6 +28,8 @@ from riverbeam import (
     ToolCall,
 )
 from riverbeam.aws import runtime
+from riverbeam.aws.bus import EventBridgeSink
+from riverbeam.pipeline import events
 
 from tests.support.agents import PushCounter, invoke_body, resume_body
 from tests.support.clock import Clock, asked, clocked, iso
@@ -199,3 +201,58 @@ def _invoke(stack: Stack) -> AgentResult:
     answer = stack.call("invoke", http_event("invoke/http", body=invoke_body()))
     assert answer["statusCode"] == 200, answer
     return AgentResult.model_validate(json.loads(answer["body"]))
+
+
+PUT_EVENTS_BYTES = 256 * 1024  # a PutEvents request's entries in all (AWS: PutEvents event entry size)
+
+
+def _entry_size(entry: dict[str, Any]) -> int:
+    return sum(len(entry[k].encode()) for k in ("Source", "DetailType", "Detail"))
+
+
+def _decided(n: int) -> Action:
+    """A decision as large as an event keeps: args and edited args just under ARGS_LIMIT, a reason of
+    REASON_LIMIT control characters (each \\u0001, six bytes, in the Detail)."""
+    big = {"text": "x" * (events.ARGS_LIMIT - 20)}
+    assert len(json.dumps(big, separators=(",", ":")).encode()) <= events.ARGS_LIMIT
+    return Action(
+        action_id=f"00000000-0000-4000-8000-{n:012d}",
+        session_id="s",
+        interaction_id="i",
+        run_id="r",
+        user_id="u1",
+        agent_name="author",
+        tool="write_file",
+        args=big,
+        status="resolved",
+        response=ActionResponseRecord(
+            status="submitted",
+            request_id="q",
+            who="u1",
+            when="2026-12-03T09:00:00.000000Z",
+            reason="\x01" * events.REASON_LIMIT,
+            edited_args=big,
+            edited_args_sha256="e",
+        ),
+        created_at="2026-12-03T09:00:00.000000Z",
+        updated_at="2026-12-03T09:00:00.000000Z",
+    )
+
+
+def test_each_put_events_call_stays_under_256_kb() -> None:
+    calls: list[list[dict[str, Any]]] = []
+
+    class Client:
+        def put_events(self, Entries: list[dict[str, Any]]) -> dict[str, Any]:
+            calls.append(Entries)
+            return {"Entries": [{"EventId": "x"} for _ in Entries]}
+
+    sink = EventBridgeSink("bus", lambda: Client())
+    decided = [_decided(n) for n in range(10)]  # a resume may answer up to 25 actions
+    events.publish(sink, events.DECIDED, decided)
+    assert all(len(call) <= 10 for call in calls)
+    sizes = [sum(_entry_size(e) for e in call) for call in calls]
+    assert max(sizes) < PUT_EVENTS_BYTES, f"a PutEvents request of {max(sizes)} bytes"
+    # every event put, once, in order
+    sent = [json.loads(e["Detail"])["action_id"] for call in calls for e in call]
+    assert sent == [a.action_id for a in decided] and sink.put == 10
