@@ -258,7 +258,7 @@ def test_an_expired_approval_is_shown_as_such_and_pushes_nothing(tmp_path: Path)
 
 def test_frames_are_shown_in_order_and_once(page: WebDriver) -> None:
     shown = page.execute_async_script(ORDERING_SCRIPT)
-    assert shown == ["b0", "b1", "b2", "a0", "a1", "a2", "a3", "c7", "-"], shown
+    assert shown == ["b0", "b1", "b2", "a0", "a1", "a2", "a3", "c7", "d0", "d1", "d0", "-"], shown
 
 
 # ---------------------------------------------------------------------------- frames and config

@@ -5,6 +5,7 @@ alone what is in time or answered."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -256,3 +257,26 @@ def test_a_sweep_that_fails_midway_still_tells_of_what_it_expired(
     assert [(f.type, getattr(f, "action_id", None)) for f in frames] == [("action_expired", action_id)]
     # the one left pending is the next sweep's
     assert [a.action_id for a in beam.sweep_expired()] == [second.action_required[0].action_id]
+
+
+@pytest.mark.parametrize("ttl_days", [None, 3])
+def test_the_sweeps_frame_comes_after_done_when_the_frames_ttl_has_passed(
+    store: BeamStore, clock: Clock, monkeypatch: pytest.MonkeyPatch, ttl_days: int | None
+) -> None:
+    """Frames are kept 24 h and an action waits 24 h by default (or longer: an agent's own time): when
+    the sweep comes, a minute after the action's time, the run's `done` must still be kept, so the
+    action_expired frame is numbered after it (a subscriber that followed the run drops a number it saw)."""
+    days = ttl_days or 1
+    register = {"action_ttl_seconds": days * 86400} if ttl_days else {}
+    beam, _ = clocked(store, clock, **register)
+    streamed = FrameLog()
+    beam.invoke(invoke_body(stream=True), on_frame=streamed)
+    done = streamed[-1]
+    assert done.type == "done"
+    clock.advance(days=days, minutes=1)  # on the clock and on the wall
+    wall = time.time
+    monkeypatch.setattr(time, "time", lambda: wall() + days * 86400 + 60)
+    pushed = FrameLog()
+    assert len(beam.sweep_expired(on_frame=pushed)) == 1
+    assert pushed[0].frame_seq == done.frame_seq + 1
+    assert [f["type"] for f in beam.read_frames(done.run_id, user_id="u1")][-2:] == ["done", "action_expired"]

@@ -2,7 +2,8 @@
 socket that brings nothing, a tap to hand it frames), or run against its modules (the frame ordering)."""
 
 # the page's own Runs (api.js) with a stub API: frames in frame_seq order and each once, a gap filled from
-# the stored frames, a settled run's late notice shown once, a frame with no run shown as it comes
+# the stored frames, a settled run's late notice shown once, an expiry notice shown once whatever its
+# number, a frame with no run shown as it comes
 ORDERING_SCRIPT = """
 const done = arguments[arguments.length - 1];
 import("/inbox/api.js").then(async ({ Runs }) => {
@@ -15,6 +16,10 @@ import("/inbox/api.js").then(async ({ Runs }) => {
   runs.add(frame("a", 0)); runs.add(frame("a", 3));
   await runs.replay("a");
   runs.settle("c"); runs.add(frame("c", 7, "action_expired")); runs.add(frame("c", 7, "action_expired"));
+  // a followed run's expiry notice numbered 0 (its frames had expired): shown once all the same
+  runs.add(frame("d", 0)); runs.add(frame("d", 1, "done"));
+  const expired = { ...frame("d", 0, "action_expired"), action_id: "x" };
+  runs.add(expired); runs.add(expired); runs.add({ ...expired, frame_seq: 2 });
   runs.add({ type: "notice" });
   runs.stop();
   done(shown);

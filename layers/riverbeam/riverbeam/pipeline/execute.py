@@ -5,7 +5,9 @@ so no run is left `running` by this process."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import MutableMapping
+from datetime import datetime
 from typing import Any
 
 from beam_store import Action, args_sha256, new_id
@@ -23,6 +25,9 @@ logger = logging.getLogger(__name__)
 # codes a failed non-streamed invoke raises as they are (the model's own failures among them: their
 # messages are ours and name no internals); anything else is BEM-500
 RAISABLE = {"BEM-041", "BEM-503", *(f"BEM-34{n}" for n in range(9))}
+# how long past the last of its actions' times a run's closing frames stay: the sweep comes within its
+# schedule (a minute by default); a day covers a backlog of sweeps or an outage
+EXPIRED_FRAME_MARGIN = 86400
 
 
 class StepLog(logging.LoggerAdapter):  # type: ignore[type-arg]
@@ -105,6 +110,21 @@ def _run_agent(step: Step, emitter: FrameEmitter, log: StepLog) -> tuple[AgentRe
         return AgentResult(), as_failure(error)
 
 
+def _kept_until(setup: Setup, recorder: FrameRecorder | None, result: AgentResult) -> int:
+    """When the closing write's frames expire (epoch seconds): after their TTL, and never before the
+    last of the run's actions expires plus EXPIRED_FRAME_MARGIN, whatever the agent's or tool's time:
+    the sweep numbers its action_expired frame after the run's last kept frame (sweep.py), so `done`
+    must still be there when the sweep comes (else the frame would be numbered 0, before `done`)."""
+    if recorder is None:
+        return 0
+    times = [datetime.fromisoformat(r.expires_at) for r in result.action_required if r.expires_at]
+    if not times:
+        return recorder.expires_at()
+    # the actions' times are by the setup's clock, the frames' by the wall's: the span between them counts
+    left = (max(times) - setup.clock()).total_seconds()
+    return max(recorder.expires_at(), int(time.time() + left) + EXPIRED_FRAME_MARGIN)
+
+
 def _close(
     setup: Setup,
     step: Step,
@@ -121,7 +141,7 @@ def _close(
     closing = emitter.stamp(closing_frames(final, failure))
     taken = recorder.take() if recorder is not None else []
     kept = taken + [f.model_dump(mode="json") for f in closing] if recorder is not None else []
-    expires_at = recorder.expires_at() if recorder is not None else 0
+    expires_at = _kept_until(setup, recorder, result)
     try:
         opened = writes.close(setup.store, step, result, failure, frames=kept, frames_expire_at=expires_at)
     except Exception:

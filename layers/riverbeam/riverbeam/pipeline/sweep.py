@@ -7,7 +7,8 @@ exactly one outcome), in this order:
   2. its interaction, where it now waits on nothing, is closed `completed` (expiry.settle); the agent
      is told by the interaction's next run, as for a lazy expiry;
   3. an `action_expired` frame to the session's subscribers, and kept with the frames of the run that
-     asked for the action (numbered after that run's last frame, so a late reader of the run gets it):
+     asked for the action (numbered after that run's last frame, so a late reader of the run gets it;
+     the run's closing frames outlive its actions' times, execute._kept_until):
 
      {"type": "action_expired", "session_id", "interaction_id", "run_id": <the run that asked>,
       "frame_seq": <that run's next>, "action_id", "tool", "args_sha256", "expires_at", "expired_at"}

@@ -148,7 +148,7 @@ export class Subscription {
 // back (GET /runs/{id}/frames?after=N); a frame with no run (a session notice) is shown as it comes.
 export class Runs {
   constructor(api, show) {
-    Object.assign(this, { api, show, runs: new Map() });
+    Object.assign(this, { api, show, runs: new Map(), notices: new Set() });
     this.timer = setInterval(() => this.tick(), 500);
   }
 
@@ -167,11 +167,15 @@ export class Runs {
   }
 
   add(frame) {
+    // an expiry notice is no part of the run's stream: shown once whatever its number (the run's earlier
+    // frames may have expired before it was numbered); it still moves the run's count past it
+    const notice = frame.type === "action_expired";
+    if (notice) this.notice(frame);
     const { run_id: runId, frame_seq: seq } = frame;
-    if (typeof runId !== "string" || !runId || !Number.isInteger(seq)) return this.show(frame);
+    if (typeof runId !== "string" || !runId || !Number.isInteger(seq)) return notice ? undefined : this.show(frame);
     const run = this.follow(runId);
     if (run.settled) {
-      if (!run.shown.has(seq)) this.show(frame);
+      if (!run.shown.has(seq) && !notice) this.show(frame);
       run.shown.add(seq);
       return;
     }
@@ -183,8 +187,15 @@ export class Runs {
       run.next += 1;
       run.seen = run.moved = Date.now();
       if (next.type === "done") run.done = true;
-      this.show(next);
+      if (next.type !== "action_expired") this.show(next);
     }
+  }
+
+  notice(frame) {
+    const key = typeof frame.action_id === "string" ? frame.action_id : `${frame.run_id}:${frame.frame_seq}`;
+    if (this.notices.has(key)) return;
+    this.notices.add(key);
+    this.show(frame);
   }
 
   async replay(runId) {
