@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from beam_store import BeamStore, ToolResultPart
+from beam_store import Action, BeamStore, ToolResultPart
 from riverbeam import (
     AgentResult,
     BeamError,
@@ -173,20 +173,34 @@ def test_a_frame_number_another_sweep_took_is_passed_over(store: BeamStore, cloc
     assert [f.frame_seq for f in frames] == [other["frame_seq"] + 1]
 
 
-def test_the_sweep_expiring_the_other_action_during_a_partial_resume(store: BeamStore, clock: Clock) -> None:
+@pytest.mark.parametrize("racing", [False, True])
+def test_the_sweep_expiring_the_other_action_during_a_partial_resume(
+    store: BeamStore, clock: Clock, monkeypatch: pytest.MonkeyPatch, racing: bool
+) -> None:
     """A resume answers one of two actions; while its tool runs the other's time passes and the sweep
     expires it: the run asks for it again, but it is no longer pending. The run ends as if nothing
-    else waited (completed, not failed BEM-500), and the next run tells the agent of the expiry."""
+    else waited (completed, not failed BEM-500), and the next run tells the agent of the expiry.
+    `racing`: the sweep's expiry lands after the run read the actions (it read them pending)."""
     ran: list[str] = []
     swept: list[str] = []
+    reads = store.list_actions
 
     @tool(confirm_required=True)
     def git_push(ref: str) -> str:
         """Push; meanwhile (the tool takes a while) the other action's time passes and the sweep runs."""
         ran.append(ref)
+        stale.append(reads(str(result.interaction_id)))
         clock.advance(minutes=2)
         swept.extend(a.action_id for a in beam.sweep_expired())
+        if racing:  # the run's next read of the actions is from before the sweep
+            monkeypatch.setattr(store, "list_actions", stale_once)
         return ref
+
+    def stale_once(interaction_id: str) -> list[Action]:
+        monkeypatch.setattr(store, "list_actions", reads)
+        return stale.pop()
+
+    stale: list[list[Action]] = []
 
     @tool(confirm_required=True, expires_after=60)
     def deploy(env: str) -> str:

@@ -219,8 +219,18 @@ def run_step(setup: Setup, step: Step, on_frame: FrameSink | None, *, record_fra
     try:
         return _close(setup, step, result, failure, emitter, recorder, set(waiting))
     except Exception as error:
-        failure = as_failure(error)
-        log.error("closing the run failed", extra={"code": failure.code})
+        closing_failure = as_failure(error)
+    # an action asked again that an expiry took after it was read loses the open write: read again, and
+    # closed once more without it (the frames are numbered alike: they were not sent)
+    _, gone = _asked_again(setup, step, result) if waiting else ({}, set())
+    if gone:
+        result = _without(result, gone, log)
+        try:
+            return _close(setup, step, result, failure, emitter, recorder, set(waiting) - gone)
+        except Exception as error:
+            closing_failure = as_failure(error)
+    log.error("closing the run failed", extra={"code": closing_failure.code})
+    failure = closing_failure
     result = _close_bare(setup, step, result, failure, log)
     final = step.result(result)
     for frame in closing_frames(final, failure):
