@@ -93,13 +93,15 @@ def test_the_lazy_expiry_of_an_invoke_and_of_a_resume_is_allowed_by_their_polici
     clock = Clock()
     with moto_store() as store:
         beam, _ = clocked(store, clock)
-        overdue, late = asked(beam), asked(beam)
+        overdue, in_process, late = asked(beam), asked(beam), asked(beam)
         clock.advance(days=2)
-        session_id, interaction_id = str(overdue.session_id), str(overdue.interaction_id)
-        body = invoke_body(session_id, text="and now?", interaction_id=interaction_id)
-        with _recorded(store) as calls:  # as InvokeFunction: accepted, the expiry told by the opening write
-            beam.accept_invoke(body)
-        assert not _missing(calls, "InvokeFunction"), _missing(calls, "InvokeFunction")
+        for result, accept in ((overdue, True), (in_process, False)):
+            session_id, interaction_id = str(result.session_id), str(result.interaction_id)
+            body = invoke_body(session_id, text="and now?", interaction_id=interaction_id)
+            # as InvokeFunction: accepted (streamed), or run in process; the expiry told by the opening write
+            with _recorded(store) as calls:
+                (beam.accept_invoke if accept else beam.invoke)(body)
+            assert not _missing(calls, "InvokeFunction"), _missing(calls, "InvokeFunction")
         # as ResumeFunction: refused past its time, the action expired and its interaction closed
         with _recorded(store) as calls, pytest.raises(BeamError) as refused:
             beam.accept_resume(resume_body(late))
