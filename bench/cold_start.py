@@ -12,11 +12,24 @@ root, the mode bits alone would not stop a write).
 
 Each sample is a fresh interpreter (a cold container), the runtime's (python3.12 from pyenv or PATH; without
 one, this interpreter and a layer built for it, which the output says), started with -S and the Lambda
-environment (the template's defaults: DetailedTracing false, so no X-Ray SDK; --detailed-tracing switches
-it on). It times, from its first line,
-`import app` and the init the handlers do at their first request (the RiverBeam with its DynamoDB store, the
-queue and management API clients), and counts the modules it compiled from source (app.py is one): a layer
-whose byte code Python uses compiles no other. The floor times `import boto3` and `boto3.client("dynamodb")`.
+environment (the template's: EVENT_BUS_NAME set, as every function has it; DetailedTracing false, so no
+X-Ray SDK; --detailed-tracing switches it on). It times, from its first line, `import app` and the clients
+the handler's first request creates (FIRST_REQUEST, read from the handlers and riverbeam/aws/runtime.py),
+and counts the modules it compiled from source (app.py is one): a layer whose byte code Python uses
+compiles no other. The floor times `import boto3` and `boto3.client("dynamodb")`.
+
+What each handler's first request creates (every one: the RiverBeam, with its DynamoDB client and store):
+- invoke: the SQS client (a streamed invoke, and every WebSocket `invoke`, queues its job); a non-streamed
+  invoke queues nothing but runs the agent inline;
+- resume: the SQS client (a resume always queues its run) and the approval events' sink with its
+  EventBridge client (it puts the `Approval Decided` events of the actions it resolved);
+- records, connections: nothing more (reads, a subscription or its end: DynamoDB alone);
+- worker: the management API client (its frame pusher, made before the batch's first record);
+- sweep: the management API client (its frame pusher).
+A client made only on some outcome is left out: the EventBridge client of a run that asks for approval (a
+worker's, a non-streamed invoke's) or of a sweep that expires an action (its first put makes it). Neither
+are the lazy imports of a first request counted: the agents (the runner, the model, agents.yaml) where a
+request first names one, PyJWT where $connect first verifies a token.
 Samples are interleaved (floor, each handler, again) after one unmeasured round, so that the machine's noise
 falls on all alike; the figures are medians, the ratio is handler / floor (the goal: at most 1.5). The
 layers' sizes are their zips' (deflated, as SAM uploads them; boto3 is not in them), the goal 5 MB for the
@@ -24,7 +37,7 @@ layer every function has.
 
 --stages also times each handler's init in stages, in one order for all (boto3 and the DynamoDB client, as
 the floor; pydantic; Powertools' Logger and Metrics; beam_store; riverbeam.pipeline with riverbeam.models;
-the rest of app.py's imports; the RiverBeam; the SQS and management API clients), as medians of CPU time
+the rest of app.py's imports; the RiverBeam; the first request's other clients), as medians of CPU time
 (less shaken than the wall clock by the machine's other work): what the figures above are made of.
 """
 
@@ -48,7 +61,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import build_layer  # noqa: E402
 
-HANDLERS = ("invoke", "resume", "records", "connections", "worker")
+HANDLERS = ("invoke", "resume", "records", "connections", "worker", "sweep")
 # the template's layers: every function has RiverbeamLayer, ConnectionsFunction also TokensLayer
 FUNCTION_LAYERS = {
     name: ("riverbeam", "tokens") if name == "connections" else ("riverbeam",) for name in HANDLERS
@@ -58,6 +71,16 @@ RUNTIME_PACKAGES = ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "
 LAYER_GOAL_MB = 5.0
 RATIO_GOAL = 1.5
 FLOOR = "boto3 + 1 client"
+# the clients each handler's first request creates besides the RiverBeam's DynamoDB client (the docstring
+# says why): runtime's cached factories, as the handlers call them
+FIRST_REQUEST = {
+    "invoke": "runtime.sqs()",
+    "resume": "runtime.sqs(); runtime.event_sink(); runtime.events_client()",
+    "records": "pass",
+    "connections": "pass",
+    "worker": "runtime.management_api()",
+    "sweep": "runtime.management_api()",
+}
 # the template's DetailedTracing (POWERTOOLS_TRACE_DISABLED), false unless --detailed-tracing
 DETAILED_TRACING = False
 
@@ -81,15 +104,19 @@ boto3.client("dynamodb")
 print(time.perf_counter() - started, len(compiled))
 """
 )
-HANDLER_CODE = (
-    PRELUDE
-    + """
+
+
+def handler_code(name: str) -> str:
+    """`import app`, then what the handler's first request creates: the RiverBeam and FIRST_REQUEST."""
+    return (
+        PRELUDE
+        + f"""
 import app
 from riverbeam.aws import runtime
-runtime.beam(); runtime.sqs(); runtime.management_api()
+runtime.beam(); {FIRST_REQUEST[name]}
 print(time.perf_counter() - started, len(compiled))
 """
-)
+    )
 
 
 # (label, statement): each stage's CPU time is what its statement adds to the ones before it
@@ -102,14 +129,19 @@ STAGES = (
     ("pipeline+models", "import riverbeam.pipeline"),
     ("rest of app", "import app"),
     ("RiverBeam", "from riverbeam.aws import runtime; runtime.beam()"),
-    ("SQS client", "runtime.sqs()"),
-    ("mgmt API client", "runtime.management_api()"),
+    ("other clients", "{first_request}"),
 )
-STAGES_CODE = (
-    "import time\nclock = [time.process_time()]\n"
-    + "".join(f"{statement}\nclock.append(time.process_time())\n" for _, statement in STAGES)
-    + "print(*(b - a for a, b in zip(clock, clock[1:])))\n"
-)
+
+
+def stages_code(name: str) -> str:
+    return (
+        "import time\nclock = [time.process_time()]\n"
+        + "".join(
+            f"{statement.format(first_request=FIRST_REQUEST[name])}\nclock.append(time.process_time())\n"
+            for _, statement in STAGES
+        )
+        + "print(*(b - a for a, b in zip(clock, clock[1:])))\n"
+    )
 
 
 def zipped_size(root: Path) -> int:
@@ -160,7 +192,11 @@ def stages(interpreter: str, envs: dict[str, dict[str, str]], rounds: int) -> di
     for _ in range(rounds):
         for name, env in envs.items():
             done = subprocess.run(
-                [interpreter, "-S", "-c", STAGES_CODE], env=env, capture_output=True, text=True, timeout=300
+                [interpreter, "-S", "-c", stages_code(name)],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
             )
             if done.returncode != 0:
                 raise SystemExit(f"cold_start: a stages sample failed:\n{done.stderr[-3000:]}")
@@ -211,6 +247,7 @@ def environment(scratch: Path, name: str, paths: list[Path]) -> dict[str, str]:
         "JWT_ISSUER": "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_bench",
         "JWT_AUDIENCE": "bench",
         "WEBSOCKET_ENDPOINT": "https://example.execute-api.us-east-1.amazonaws.com/v1",
+        "EVENT_BUS_NAME": "riverbeam-bench-approvals",
         "FRAME_TTL_SECONDS": "86400",
         "POWERTOOLS_SERVICE_NAME": "riverbeam",
         "POWERTOOLS_METRICS_NAMESPACE": "Riverbeam",
@@ -274,7 +311,7 @@ def main() -> int:
         shutil.copytree(scratch / "layers" / "riverbeam", scratch / "opt", dirs_exist_ok=True)
         (scratch / "tmp").mkdir()
         codes = {FLOOR: (FLOOR_CODE, environment(scratch, "floor", [scratch / "runtime"]))} | {
-            name: (HANDLER_CODE, environment(scratch, name, trees[name])) for name in HANDLERS
+            name: (handler_code(name), environment(scratch, name, trees[name])) for name in HANDLERS
         }
         read_only(scratch / "runtime")
         for name in HANDLERS:

@@ -3,6 +3,8 @@ pushes an `action_expired` frame to each session's WebSocket connections."""
 
 from typing import Any
 
+# the stage it runs, at init: RiverBeam imports it on first use, and no request should pay for it
+import riverbeam.pipeline.sweep  # noqa: F401
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from riverbeam.aws.entry import lambda_entry
 from riverbeam.aws.sweep import handle_schedule

@@ -3,6 +3,9 @@ WebSocket connections; reports partial batch failures."""
 
 from typing import Any
 
+# the stage it runs (jobs, with accept and execute), at init: RiverBeam imports it on first use, and no
+# request should pay for it
+import riverbeam.pipeline.jobs  # noqa: F401
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from riverbeam.aws.entry import lambda_entry
 from riverbeam.aws.worker import handle_batch

@@ -1,5 +1,7 @@
 """Riverbeam's record store: the BeamStore protocol, InMemoryStore and DynamoBeamStore."""
 
+from typing import TYPE_CHECKING, Any
+
 from .dynamo import DynamoBeamStore, ensure_table
 from .errors import (
     ActionConflict,
@@ -14,7 +16,6 @@ from .errors import (
     StoreBusy,
     StoreConflict,
 )
-from .memory import InMemoryStore
 from .protocol import BeamStore
 from .records import (
     Action,
@@ -37,6 +38,19 @@ from .records import (
     utc_now,
 )
 from .step import MessageDraft, StepWrite
+
+if TYPE_CHECKING:
+    from .memory import InMemoryStore
+
+
+def __getattr__(name: str) -> Any:
+    """InMemoryStore on first use: a deployment (DynamoBeamStore) never imports it."""
+    if name == "InMemoryStore":
+        from .memory import InMemoryStore
+
+        return InMemoryStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Action",

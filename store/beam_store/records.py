@@ -1,12 +1,12 @@
 """The execution records (Session > Interaction > Run > Message, Action) as stored and as served."""
 
-from __future__ import annotations
-
+# no `from __future__ import annotations`: pydantic would compile and evaluate every field's annotation
+# string as each model class is made
 import hashlib
 import json
 import uuid
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -110,8 +110,8 @@ class TokenUsage(WireModel):
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
 
-    def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(
+    def __add__(self, other: Self) -> Self:
+        return type(self)(
             **{name: getattr(self, name) + getattr(other, name) for name in TokenUsage.model_fields}
         )
 
@@ -193,7 +193,7 @@ class Action(WireModel):
     updated_at: str
 
     @model_validator(mode="after")
-    def _hashed(self) -> Action:
+    def _hashed(self) -> Self:
         """An action stored before its hash was kept gets it from its args."""
         if not self.args_sha256:
             self.args_sha256 = args_sha256(self.args)

@@ -1,6 +1,7 @@
 """The interface between the pipeline and an agent."""
 
-from __future__ import annotations
+# no `from __future__ import annotations`: pydantic would compile and evaluate every field's annotation
+# string as each model class is made
 
 import uuid
 from collections.abc import Callable

@@ -8,16 +8,16 @@ as a placeholder (no clash with DynamoDB's reserved words), and conditions compo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from .items import serialize
 
 
-@dataclass
 class Expression:
-    names: dict[str, str] = field(default_factory=dict)
-    values: dict[str, Any] = field(default_factory=dict)
+    # a plain class: a data class costs every cold start a millisecond or more to make
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+        self.values: dict[str, Any] = {}
 
     def name(self, attr: str) -> str:
         placeholder = f"#n{len(self.names)}"

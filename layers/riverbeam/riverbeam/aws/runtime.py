@@ -7,6 +7,7 @@ import importlib
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,9 @@ if TYPE_CHECKING:
     from mypy_boto3_events.client import EventBridgeClient
     from mypy_boto3_sqs.client import SQSClient
 
+    from ..pipeline.events import ApprovalEvent
     from ..runner import ToolAgentRunner
+    from .bus import EventBridgeSink
 
 # the logger "riverbeam": the pipeline logs through its children (logging.getLogger(__name__)), so keys
 # appended here show in the pipeline's lines too
@@ -71,6 +74,19 @@ def events_client() -> EventBridgeClient:
     return boto3.client("events")
 
 
+@functools.cache
+def event_sink() -> EventBridgeSink:
+    """The bus's sink, made by the first approval event a container puts: a read or a WebSocket connect,
+    which put none, never import it (nor the events' module)."""
+    from .bus import EventBridgeSink
+
+    return EventBridgeSink(settings().event_bus_name, events_client)
+
+
+def put_events(events: Sequence[ApprovalEvent]) -> None:
+    event_sink()(events)
+
+
 def _author(data_dir: str) -> ToolAgentRunner:
     """The built-in `author`; where git is missing (the Lambda runtime has none) its pushes fail as tool
     errors (BEM-331) instead of keeping the handler from starting."""
@@ -94,9 +110,7 @@ def beam() -> RiverBeam:
     store = DynamoBeamStore(boto3.client("dynamodb"), config.table_name)
     riverbeam = RiverBeam(store, frame_ttl_seconds=config.frame_ttl_seconds)
     if config.event_bus_name:
-        from .bus import EventBridgeSink
-
-        riverbeam.set_event_sink(EventBridgeSink(config.event_bus_name, events_client))
+        riverbeam.set_event_sink(put_events)
     # the agents, agents.yaml and its parser are loaded by the first request that names an agent
     riverbeam.register_agents_on_first_use(functools.partial(register_agents, riverbeam, config))
     return riverbeam
@@ -135,5 +149,5 @@ def record_usage(usage: TokenUsage | None) -> None:
 
 def reset() -> None:
     """Forget what was created (tests change the environment between cases)."""
-    for cached in (settings, sqs, management_api, events_client, beam, tracer):
+    for cached in (settings, sqs, management_api, events_client, event_sink, beam, tracer):
         cached.cache_clear()

@@ -1,9 +1,9 @@
 """The deployment's settings, read once from the function's environment (template.yaml sets them)."""
 
-from __future__ import annotations
-
+# no `from __future__ import annotations`: the model is built at import, and pydantic would compile and
+# evaluate every field's annotation string first
 import os
-from typing import Literal
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -46,5 +46,5 @@ class Settings(BaseModel):
         return self.jwks_url or self.jwt_issuer.rstrip("/") + "/.well-known/jwks.json"
 
     @classmethod
-    def from_environment(cls) -> Settings:
+    def from_environment(cls) -> Self:
         return cls.model_validate(dict(os.environ))

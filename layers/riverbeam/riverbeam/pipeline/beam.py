@@ -19,16 +19,15 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from beam_store import Action, BeamStore, InMemoryStore, Interaction, Message, Run, Session
-
-from ..agents import AgentRunner
 from ..errors import BeamError
 from ..models import AgentResult, AuthContext, InvokeRequest, ResumeRequest, RunJob, StreamAck
-from . import accept, execute, jobs, reads, subscriptions
-from .events import EventSink
-from .frames import FrameSink
+
+# accept, execute and jobs (with the checks, the writes and the frames they import) are imported by the
+# methods that run them: a read, a WebSocket connect or the sweep never loads them. The functions that run
+# them import them at init (functions/*/app.py), so that no request pays for them
+from . import reads, subscriptions
 from .intake import parse_request
 from .setup import (
     DEFAULT_COALESCE_SECONDS,
@@ -39,6 +38,13 @@ from .setup import (
     Setup,
     utc_clock,
 )
+
+if TYPE_CHECKING:
+    from beam_store import Action, BeamStore, Interaction, Message, Run, Session
+
+    from ..agents import AgentRunner
+    from .events import EventSink
+    from .frames import FrameSink
 
 logger = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -76,8 +82,12 @@ class RiverBeam:
     ) -> None:
         """`clock` tells the time actions expire by (an aware datetime; UTC now by default); `events`
         receives the approval events (pipeline/events.py; none by default, `EventLog()` keeps them)."""
+        if store is None:
+            from beam_store.memory import InMemoryStore  # a deployment always gives its store
+
+            store = InMemoryStore()
         self._setup = Setup(
-            store if store is not None else InMemoryStore(),
+            store,
             frame_ttl_seconds=frame_ttl_seconds,
             coalesce_seconds=coalesce_seconds,
             clock=clock,
@@ -118,6 +128,8 @@ class RiverBeam:
         self, request: InvokeRequest | dict[str, Any] | str, *, on_frame: FrameSink | None = None
     ) -> AgentResult | StreamAck:
         """Run the agent on the request: the Result, or with `stream` a StreamAck (frames to `on_frame`)."""
+        from . import accept, execute
+
         req = parse_request(InvokeRequest, request)
         step = accept.open_invoke(self._setup, req, with_history=True)
         return execute.answer_invoke(self._setup, step, on_frame, stream=req.stream)
@@ -127,6 +139,8 @@ class RiverBeam:
         self, request: ResumeRequest | dict[str, Any] | str, *, on_frame: FrameSink | None = None
     ) -> StreamAck:
         """Resolve the actions atomically, then run the agent on the responses; frames go to `on_frame`."""
+        from . import accept, execute
+
         step = accept.open_resume(self._setup, request, with_history=True)
         execute.run_step(self._setup, step, on_frame, record_frames=True)
         return step.job().ack()
@@ -145,6 +159,8 @@ class RiverBeam:
 
         `run_id` names the run, and `new_interaction_id` the interaction a request without one starts.
         """
+        from . import accept
+
         req = parse_request(InvokeRequest, request)
         return accept.open_invoke(
             self._setup, req, run_id=run_id, new_interaction_id=new_interaction_id
@@ -153,11 +169,15 @@ class RiverBeam:
     @_hide_internal_errors
     def accept_resume(self, request: ResumeRequest | dict[str, Any] | str) -> RunJob:
         """Every check and the atomic resolution of a resume; `run_job` runs the agent later, in a worker."""
+        from . import accept
+
         return accept.open_resume(self._setup, request).job()
 
     @_hide_internal_errors
     def accept_queued_invoke(self, body: Any, *, message_id: str) -> RunJob:
         """An invoke request from a queue producer, accepted once per message (a redelivery finds it)."""
+        from . import jobs
+
         return jobs.accept_queued_invoke(self._setup, body, message_id)
 
     @_hide_internal_errors
@@ -171,11 +191,15 @@ class RiverBeam:
     ) -> AgentResult | None:
         """Run an accepted job once, whatever the number of deliveries (jobs.py: what a delivery may find):
         the Result, or None where the run had ended or its worker had died (the run closed `failed`)."""
+        from . import jobs
+
         return jobs.run_job(self._setup, _job(job), worker_id, lease_seconds, on_frame)
 
     @_hide_internal_errors
     def abandon_job(self, job: RunJob | dict[str, Any] | str, failure: BeamError) -> None:
         """Close `failed` an accepted job that no worker will run (its queue refused it)."""
+        from . import jobs
+
         jobs.abandon_job(self._setup, _job(job), failure)
 
     # pending actions nobody answered in time

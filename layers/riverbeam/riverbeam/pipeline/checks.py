@@ -16,7 +16,6 @@ The order a resume meets them (accept.open_resume calls them so):
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -36,7 +35,7 @@ from beam_store.records import overdue
 
 from ..errors import BeamError
 from ..models import ActionResponseEnvelope, ResumeRequest
-from .intake import invalid
+from .intake import invalid, normal_uuid
 
 # the codes of the checks on each action, in the order the contract gives them
 CHECK_ORDER = ("BEM-027", "BEM-064", "BEM-065", "BEM-066", "BEM-067", "BEM-068")
@@ -56,14 +55,6 @@ class EditRules:
 
 
 ANY_EDIT = EditRules()
-
-
-def normal_uuid(value: str) -> str | None:
-    """The id in the form records are stored under, or None when it is no UUID (so: not found)."""
-    try:
-        return str(uuid.UUID(value))
-    except (ValueError, TypeError, AttributeError):
-        return None
 
 
 def is_uuid(value: object) -> bool:

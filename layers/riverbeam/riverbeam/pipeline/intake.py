@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import uuid
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -127,3 +128,12 @@ def parse_request(model: type[R], body: Any) -> R:
         return model.model_validate(parse_body(body))
     except ValidationError as error:
         raise validation_refusal(error) from None
+
+
+def normal_uuid(value: str) -> str | None:
+    """The id in the form records are stored under, or None when it is no UUID (so: not found). Here, not
+    in checks.py, so that a read imports none of the resume checks."""
+    try:
+        return str(uuid.UUID(value))
+    except (ValueError, TypeError, AttributeError):
+        return None

@@ -10,8 +10,7 @@ from beam_store import Action, Interaction, Message, Run, Session
 from beam_store.records import ActionStatus
 
 from ..errors import BeamError
-from .checks import normal_uuid
-from .intake import invalid
+from .intake import invalid, normal_uuid
 from .setup import Setup
 
 ACTION_STATUSES: tuple[str, ...] = get_args(ActionStatus)

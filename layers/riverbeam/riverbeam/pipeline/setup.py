@@ -5,14 +5,16 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
-from beam_store import BeamStore
-
-from ..agents import AgentRunner
 from ..errors import BeamError
-from .events import EventSink
+
+if TYPE_CHECKING:  # annotations only: a read imports neither the agents nor the approval events
+    from beam_store import BeamStore
+
+    from ..agents import AgentRunner
+    from .events import EventSink
 
 DEFAULT_FRAME_TTL_SECONDS = 24 * 3600
 # text deltas closer than this are sent as one frame: about 10 a second per run at most
@@ -35,21 +37,31 @@ def iso(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-@dataclass
 class Setup:
-    store: BeamStore
-    agents: dict[str, AgentRunner] = field(default_factory=dict)
-    frame_ttl_seconds: int = DEFAULT_FRAME_TTL_SECONDS
-    coalesce_seconds: float = DEFAULT_COALESCE_SECONDS
-    # what time it is: expiry is decided by it (tests give another)
-    clock: Clock = utc_clock
-    # the seconds each agent gives a person to answer, where it says (else the default)
-    action_ttls: dict[str, float] = field(default_factory=dict)
-    # agents registered on first use (RiverBeam.register_agents_on_first_use), in the order given
-    loaders: list[Callable[[], None]] = field(default_factory=list)
-    # where approval events go (events.py), after the writes they tell of; None: nowhere
-    events: EventSink | None = None
-    _loading: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+    """A plain class, not a data class: one costs every cold start a millisecond or more to make."""
+
+    def __init__(
+        self,
+        store: BeamStore,
+        *,
+        frame_ttl_seconds: int = DEFAULT_FRAME_TTL_SECONDS,
+        coalesce_seconds: float = DEFAULT_COALESCE_SECONDS,
+        clock: Clock = utc_clock,
+        events: EventSink | None = None,
+    ) -> None:
+        self.store = store
+        self.agents: dict[str, AgentRunner] = {}
+        self.frame_ttl_seconds = frame_ttl_seconds
+        self.coalesce_seconds = coalesce_seconds
+        # what time it is: expiry is decided by it (tests give another)
+        self.clock = clock
+        # the seconds each agent gives a person to answer, where it says (else the default)
+        self.action_ttls: dict[str, float] = {}
+        # agents registered on first use (RiverBeam.register_agents_on_first_use), in the order given
+        self.loaders: list[Callable[[], None]] = []
+        # where approval events go (events.py), after the writes they tell of; None: nowhere
+        self.events = events
+        self._loading = threading.RLock()
 
     def load_agents(self) -> None:
         """Run the loaders not run yet; one that fails stays, to be run again by the next request."""

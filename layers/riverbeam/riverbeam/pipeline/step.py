@@ -2,30 +2,40 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from beam_store import Action, Interaction, Message, Run, Session, TextPart, new_id
 from beam_store.records import ContentPart, InteractionStatus
 
-from ..agents import AgentRunner, agent_id_for
 from ..models import AgentResult, AuthContext, RunJob
 
+if TYPE_CHECKING:  # a WebSocket connect (new_session) imports no agent interface
+    from ..agents import AgentRunner
 
-@dataclass
+
 class Step:
-    """A step whose opening write is done: its run is `running` and holds the interaction."""
+    """A step whose opening write is done: its run is `running` and holds the interaction. A plain class,
+    not a data class: one costs every cold start (a read's too, which imports this module) a millisecond
+    or more to make."""
 
-    session: Session
-    interaction: Interaction
-    run: Run
-    kind: Literal["invoke", "resume"]
-    runner: AgentRunner
-    history: list[Message]
-    content: list[ContentPart]
-    resolved: list[Action] = field(default_factory=list)
-    # the run's frames the opening write already stored, through this frame_seq (-1: none)
-    frames_kept: int = -1
+    def __init__(
+        self,
+        *,
+        session: Session,
+        interaction: Interaction,
+        run: Run,
+        kind: Literal["invoke", "resume"],
+        runner: AgentRunner,
+        history: list[Message],
+        content: list[ContentPart],
+        resolved: list[Action] | None = None,
+        frames_kept: int = -1,
+    ) -> None:
+        self.session, self.interaction, self.run, self.kind = session, interaction, run, kind
+        self.runner, self.history, self.content = runner, history, content
+        self.resolved: list[Action] = resolved if resolved is not None else []
+        # the run's frames the opening write already stored, through this frame_seq (-1: none)
+        self.frames_kept = frames_kept
 
     def job(self) -> RunJob:
         return RunJob(
@@ -78,6 +88,8 @@ def interaction_ref(
 
 
 def new_run(interaction: Interaction, agent_name: str, now: str, run_id: str | None = None) -> Run:
+    from ..agents import agent_id_for
+
     return Run(
         run_id=run_id or new_id(),
         session_id=interaction.session_id,

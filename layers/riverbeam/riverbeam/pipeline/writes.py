@@ -9,6 +9,7 @@ mapping from a store's refusal to the contract's codes.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -219,10 +220,14 @@ def close(
     return opened
 
 
-UNKNOWN_OUTCOME = ToolOutcome(
-    status="error",
-    error=ErrorInfo(code="BEM-334", message="outcome unknown: the worker stopped while the tool ran"),
-)
+@functools.cache
+def unknown_outcome() -> ToolOutcome:
+    """Made by the first run closed with tools of unknown outcome, not at import (building its two models'
+    validators costs every handler that imports the writes some milliseconds)."""
+    return ToolOutcome(
+        status="error",
+        error=ErrorInfo(code="BEM-334", message="outcome unknown: the worker stopped while the tool ran"),
+    )
 
 
 def close_failed(
@@ -238,7 +243,8 @@ def close_failed(
     """Close `failed` a run that cannot go on (no agent ran in this process): the tools it may have run,
     `open_tools`, get an unknown outcome, and a tool message each; they are never run again."""
     session, interaction, run = opened
-    unknown = [a.model_copy(update={"outcome": UNKNOWN_OUTCOME}) for a in open_tools]
+    outcome = unknown_outcome()
+    unknown = [a.model_copy(update={"outcome": outcome}) for a in open_tools]
     messages = [
         MessageDraft(
             message_id=new_id(),
@@ -246,7 +252,7 @@ def close_failed(
             run_id=run.run_id,
             role="tool",
             created_at=now,
-            content=_tool_message(a, UNKNOWN_OUTCOME).content,
+            content=_tool_message(a, outcome).content,
         )
         for a in unknown
     ]
