@@ -20,7 +20,7 @@ compiles no other. The floor times `import boto3` and `boto3.client("dynamodb")`
 
 What each handler's first request creates (every one: the RiverBeam, with its DynamoDB client and store):
 - invoke: the SQS client (a streamed invoke, and every WebSocket `invoke`, queues its job); a non-streamed
-  invoke queues nothing but runs the agent inline;
+  invoke queues nothing but runs the agent inline (and imports the pipeline's execute stage with it);
 - resume: the SQS client (a resume always queues its run) and the approval events' sink with its
   EventBridge client (it puts the `Approval Decided` events of the actions it resolved);
 - records, connections: nothing more (reads, a subscription or its end: DynamoDB alone);

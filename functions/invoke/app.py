@@ -2,11 +2,11 @@
 
 from typing import Any
 
-# the stages its routes run (accept; execute for an invoke run inline; jobs to abandon a job the queue
-# refused), at init: RiverBeam imports them on first use, and no request should pay for them
-import riverbeam.pipeline.jobs  # noqa: F401
+# the stage a streamed invoke runs here (accept), at init: RiverBeam imports it on first use. A
+# non-streamed invoke also imports execute, with its agent, on first use; a job the queue refused, jobs
+import riverbeam.pipeline.accept  # noqa: F401
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from riverbeam.aws import websocket
+from riverbeam.aws import service
 from riverbeam.aws.entry import is_websocket, lambda_entry
 from riverbeam.aws.http import http_app, invoke_routes
 
@@ -16,5 +16,5 @@ app = http_app(invoke_routes)
 @lambda_entry()
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if is_websocket(event):
-        return websocket.message(event)
+        return service.message(event)
     return app.resolve(event, context)

@@ -2,11 +2,11 @@
 
 from typing import Any
 
-# the stages its routes run (accept; jobs to abandon a job the queue refused), at init: RiverBeam imports
-# them on first use, and no request should pay for them
-import riverbeam.pipeline.jobs  # noqa: F401
+# the stage a resume runs here (accept), at init: RiverBeam imports it on first use (and jobs, which
+# abandons a job the queue refused, where that happens)
+import riverbeam.pipeline.accept  # noqa: F401
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from riverbeam.aws import websocket
+from riverbeam.aws import service
 from riverbeam.aws.entry import is_websocket, lambda_entry
 from riverbeam.aws.http import http_app, resume_routes
 
@@ -16,5 +16,5 @@ app = http_app(resume_routes)
 @lambda_entry()
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if is_websocket(event):
-        return websocket.message(event)
+        return service.message(event)
     return app.resolve(event, context)

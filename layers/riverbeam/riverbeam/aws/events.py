@@ -1,7 +1,8 @@
 """The WebSocket events API Gateway sends the handlers, checked as Powertools' parser models check them
 (aws_lambda_powertools.utilities.parser.models.apigw_websocket: the same fields, aliases and types), but
 built on first use: importing Powertools' parser builds every model it has, for every AWS event source,
-at each cold start."""
+at each cold start. Here the `invoke` and `resume` routes' message event; `$connect` and `$disconnect`'s
+are websocket.py's, so that neither function makes the other's models."""
 
 # no `from __future__ import annotations`: models evaluate their annotations faster as objects
 
@@ -12,17 +13,17 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class _Event(BaseModel):
+class EventModel(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
 
-class Identity(_Event):
+class Identity(EventModel):
     # Powertools' IPvAnyNetwork, without the import of pydantic.networks (its URL and e-mail types)
     source_ip: IPv4Network | IPv6Network = Field(alias="sourceIp")
     user_agent: str | None = Field(None, alias="userAgent")
 
 
-class RequestContext(_Event):
+class RequestContext(EventModel):
     extended_request_id: str = Field(alias="extendedRequestId")
     request_time: str = Field(alias="requestTime")
     stage: str = Field(alias="stage")
@@ -42,36 +43,7 @@ class MessageContext(RequestContext):
     message_direction: Literal["IN", "OUT"] = Field(alias="messageDirection")
 
 
-class ConnectContext(RequestContext):
-    route_key: Literal["$connect"] = Field(alias="routeKey")
-    event_type: Literal["CONNECT"] = Field(alias="eventType")
-    message_direction: Literal["IN"] = Field(alias="messageDirection")
-
-
-class DisconnectContext(RequestContext):
-    route_key: Literal["$disconnect"] = Field(alias="routeKey")
-    disconnect_status_code: int = Field(alias="disconnectStatusCode")
-    event_type: Literal["DISCONNECT"] = Field(alias="eventType")
-    message_direction: Literal["IN"] = Field(alias="messageDirection")
-    disconnect_reason: str = Field(alias="disconnectReason")
-
-
-class ConnectEvent(_Event):
-    headers: dict[str, str] = Field(alias="headers")
-    multi_value_headers: dict[str, list[str]] = Field(alias="multiValueHeaders")
-    request_context: ConnectContext = Field(alias="requestContext")
-    is_base64_encoded: bool = Field(alias="isBase64Encoded")
-    query_string_parameters: dict[str, str] | None = Field(None, alias="queryStringParameters")
-
-
-class DisconnectEvent(_Event):
-    headers: dict[str, str] = Field(alias="headers")
-    multi_value_headers: dict[str, list[str]] = Field(alias="multiValueHeaders")
-    request_context: DisconnectContext = Field(alias="requestContext")
-    is_base64_encoded: bool = Field(alias="isBase64Encoded")
-
-
-class MessageEvent(_Event):
+class MessageEvent(EventModel):
     request_context: MessageContext = Field(alias="requestContext")
     is_base64_encoded: bool = Field(alias="isBase64Encoded")
     body: str | None = Field(None, alias="body")

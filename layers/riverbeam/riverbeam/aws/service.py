@@ -1,5 +1,6 @@
 """Invoke and resume as the HTTP and WebSocket routes serve them: checks and opening writes here, the
-agent in the worker (streamed), or the agent inline (a non-streamed invoke)."""
+agent in the worker (streamed), or the agent inline (a non-streamed invoke). The WebSocket routes `invoke`
+and `resume` are here too (`message`), apart from `$connect` (websocket.py), whose models they never need."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from ..errors import BeamError
 from ..models import AgentResult, AuthContext, InvokeRequest, RunJob
 from ..pipeline import intake
-from . import runtime
+from . import refusals, runtime
+from .events import MessageEvent
 
 CallerOf = Callable[[dict[str, Any]], AuthContext]
 
@@ -69,3 +71,37 @@ def invoke(raw_body: Any, caller_of: CallerOf, *, force_stream: bool = False) ->
 def resume(raw_body: Any, caller_of: CallerOf) -> tuple[int, BaseModel]:
     """Resume always streams: the actions are resolved here, atomically; the agent runs in the worker."""
     return _accepted(runtime.beam().accept_resume(_with_caller(raw_body, caller_of)), "Resume")
+
+
+def response(status: int, body: str) -> dict[str, Any]:
+    """A WebSocket route's answer."""
+    return {"statusCode": status, "headers": {"Content-Type": "application/json"}, "body": body}
+
+
+def refusal(error: Exception, request_id: str | None) -> dict[str, Any]:
+    return response(*refusals.answer(error, request_id))
+
+
+def message(event: dict[str, Any]) -> dict[str, Any]:
+    """The `invoke` and `resume` routes: the body is the HTTP request's, plus `"action"`; the caller is
+    the connection's subscriber; the answer (a StreamAck or an error) goes back on the connection. The
+    body is parsed once, here."""
+    request_id = None
+    try:
+        parsed = MessageEvent.model_validate(event)
+        context = parsed.request_context
+        request_id = context.request_id
+        subscriber = runtime.beam().subscriber(context.connection_id)
+        raw = parsed.body if isinstance(parsed.body, str) else ""
+        body = intake.parse_body(intake.decoded_body(raw, base64_encoded=parsed.is_base64_encoded))
+        body = intake.with_fields(body, action=None)
+        runtime.logger.append_keys(connection_id=context.connection_id)
+        if context.route_key == "resume":
+            status, answer = resume(body, lambda _: subscriber)
+        else:
+            status, answer = invoke(body, lambda _: subscriber, force_stream=True)
+    except ValidationError:
+        return refusal(BeamError("BEM-001", "not a WebSocket message event"), request_id)
+    except Exception as error:
+        return refusal(error, request_id)
+    return response(status, answer.model_dump_json())
