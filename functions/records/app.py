@@ -5,8 +5,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from riverbeam.aws.entry import lambda_entry
-from riverbeam.aws.http import http_app
 from riverbeam.aws.reads import records_routes
+from riverbeam.aws.router import http_app
 
 app = http_app(records_routes)
 

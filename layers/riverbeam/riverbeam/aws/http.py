@@ -1,7 +1,7 @@
 """The HTTP API (CONTRACT section 7) on riverbeam.aws.router, whose HttpApp maps every error to the JSON
 body of section 5: POST /invoke and /resume here, the reads in riverbeam.aws.reads (so that neither
-function defines the other's routes). The OpenAPI document of them all is riverbeam.aws.openapi's, built
-only by GET /openapi.json and scripts/write_openapi.py."""
+function defines, nor imports, the other's routes). The OpenAPI document of them all is
+riverbeam.aws.openapi's, built only by GET /openapi.json and scripts/write_openapi.py."""
 
 from __future__ import annotations
 
@@ -10,16 +10,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..errors import CATALOGUE, ErrorResponse
 from ..models import AgentResult, StreamAck
 from . import runtime, service
 from .identity import BodyCaller, caller
-from .router import Answer, HttpApp, Request, Router, answer
+from .router import Answer, Request, Router, answer, error_answers, http_app, ok_answer
 
-
-def http_app(*routers: Router) -> HttpApp:
-    """An app with the given routes and the error mapping every route shares."""
-    return HttpApp(routers)
+__all__ = ["error_answers", "http_app", "invoke_routes", "ok_answer", "resume_routes"]
 
 
 def _post(request: Request, serve: Callable[[Any, service.CallerOf], tuple[int, BaseModel]]) -> Answer:
@@ -27,22 +23,6 @@ def _post(request: Request, serve: Callable[[Any, service.CallerOf], tuple[int, 
     claims = request.claims
     status, model = serve(request.body, lambda given: caller(runtime.settings(), BodyCaller(claims, given)))
     return answer(status, model.model_dump_json())
-
-
-def error_answers(*codes: str) -> dict[int, dict[str, Any]]:
-    """The error answers of a route, for its OpenAPI description: each status with its codes."""
-    statuses = sorted({CATALOGUE[c][0] for c in codes})
-    return {
-        s: {
-            "description": ", ".join(c for c in codes if CATALOGUE[c][0] == s),
-            "content": {"application/json": {"model": ErrorResponse}},
-        }
-        for s in statuses
-    }
-
-
-def ok_answer(status: int, model: type[BaseModel], description: str) -> dict[int, dict[str, Any]]:
-    return {status: {"description": description, "content": {"application/json": {"model": model}}}}
 
 
 # POST /invoke

@@ -10,9 +10,8 @@ from beam_store.records import ActionStatus, action_cursor
 from pydantic import BaseModel, ConfigDict, Field
 
 from . import runtime
-from .http import error_answers
 from .identity import QueryCaller, caller
-from .router import Answer, Request, Router, answer
+from .router import Answer, Request, Router, answer, error_answers
 
 MAX_PAGE = 1000
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError, create_model
 
-from ..errors import BeamError
+from ..errors import CATALOGUE, BeamError, ErrorResponse
 from ..pipeline import intake
 from . import refusals
 
@@ -175,3 +175,24 @@ class HttpApp:
             raise BeamError("BEM-010", f"no route {request.method} {request.path}")
         except Exception as error:
             return answer(*refusals.answer(error, request.request_id))
+
+
+def http_app(*routers: Router) -> HttpApp:
+    """An app with the given routes and the error mapping every route shares."""
+    return HttpApp(routers)
+
+
+def error_answers(*codes: str) -> dict[int, dict[str, Any]]:
+    """The error answers of a route, for its OpenAPI description: each status with its codes."""
+    statuses = sorted({CATALOGUE[c][0] for c in codes})
+    return {
+        s: {
+            "description": ", ".join(c for c in codes if CATALOGUE[c][0] == s),
+            "content": {"application/json": {"model": ErrorResponse}},
+        }
+        for s in statuses
+    }
+
+
+def ok_answer(status: int, model: type[BaseModel], description: str) -> dict[int, dict[str, Any]]:
+    return {status: {"description": description, "content": {"application/json": {"model": model}}}}
