@@ -38,7 +38,9 @@ layer every function has.
 --stages also times each handler's init in stages, in one order for all (boto3 and the DynamoDB client, as
 the floor; pydantic; Powertools' Logger and Metrics; beam_store; riverbeam.pipeline with riverbeam.models;
 the rest of app.py's imports; the RiverBeam; the first request's other clients), as medians of CPU time
-(less shaken than the wall clock by the machine's other work): what the figures above are made of.
+(less shaken than the wall clock by the machine's other work): what the figures above are made of. The
+RiverBeam stage makes a second DynamoDB client (a handler makes one), cheaper than the first (botocore's
+caches), so a handler's stages add up to a few ms more than its samples.
 """
 
 from __future__ import annotations

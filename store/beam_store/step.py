@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from .records import Action, ContentPart, Interaction, Message, MessageRole, MessageType, Run, Session
@@ -21,7 +21,6 @@ class MessageDraft:
     type: MessageType = "message"
 
 
-@dataclass
 class StepWrite:
     """Everything one step writes.
 
@@ -36,23 +35,40 @@ class StepWrite:
     record_outcomes: each must be resolved by `run` and have no outcome yet.
     tell_expired: each must be expired and not told yet (no resolved_run_id): `run` tells the agent.
     frames: written as `append_frames` would, in the same write.
+
+    A plain class, not a data class: one costs every cold start a millisecond or more to make.
     """
 
-    session: Session
-    session_op: Literal["create", "update"]
-    interaction: Interaction
-    interaction_op: Literal["create", "acquire", "release"]
-    run: Run
-    run_op: Literal["create", "close"]
-    messages: list[MessageDraft] = field(default_factory=list)
-    resolve_actions: list[Action] = field(default_factory=list)
-    open_actions: list[Action] = field(default_factory=list)
-    record_outcomes: list[Action] = field(default_factory=list)
-    tell_expired: list[Action] = field(default_factory=list)
-    touch_last_active: bool = False
-    # frames of the run (JSON objects with their frame_seq) kept with the step, until frames_expire_at
-    frames: list[dict[str, Any]] = field(default_factory=list)
-    frames_expire_at: int = 0
+    def __init__(
+        self,
+        *,
+        session: Session,
+        session_op: Literal["create", "update"],
+        interaction: Interaction,
+        interaction_op: Literal["create", "acquire", "release"],
+        run: Run,
+        run_op: Literal["create", "close"],
+        messages: list[MessageDraft] | None = None,
+        resolve_actions: list[Action] | None = None,
+        open_actions: list[Action] | None = None,
+        record_outcomes: list[Action] | None = None,
+        tell_expired: list[Action] | None = None,
+        touch_last_active: bool = False,
+        frames: list[dict[str, Any]] | None = None,
+        frames_expire_at: int = 0,
+    ) -> None:
+        self.session, self.session_op = session, session_op
+        self.interaction, self.interaction_op = interaction, interaction_op
+        self.run, self.run_op = run, run_op
+        self.messages: list[MessageDraft] = messages if messages is not None else []
+        self.resolve_actions: list[Action] = resolve_actions if resolve_actions is not None else []
+        self.open_actions: list[Action] = open_actions if open_actions is not None else []
+        self.record_outcomes: list[Action] = record_outcomes if record_outcomes is not None else []
+        self.tell_expired: list[Action] = tell_expired if tell_expired is not None else []
+        self.touch_last_active = touch_last_active
+        # frames of the run (JSON objects with their frame_seq) kept with the step, until frames_expire_at
+        self.frames: list[dict[str, Any]] = frames if frames is not None else []
+        self.frames_expire_at = frames_expire_at
 
 
 def numbered(step: StepWrite, after_seq: int) -> list[Message]:
