@@ -86,6 +86,12 @@ def stored_action(dev: DevProcess, action_id: str) -> dict[str, Any]:
     return action  # type: ignore[no-any-return]
 
 
+def decided(dev: DevProcess, action_id: str) -> dict[str, Any] | None:
+    """The stored action once it is no longer pending."""
+    action = stored_action(dev, action_id)
+    return None if action["status"] == "pending" else action
+
+
 def pushed(dev: DevProcess, branch: str) -> bool:
     return remote_refs(dev.data_dir).get(f"refs/heads/{branch}") == work_commit(dev.data_dir, branch)
 
@@ -157,7 +163,10 @@ def test_edit_and_approve_pushes_the_edited_ref(dev: DevProcess, remote: Path, p
     until(page, lambda: pushed(dev, "main"), "main in the bare remote")
     until(page, lambda: "Approved with edited args" in conversation(page), "the decision")
     assert set(remote_refs(dev.data_dir)) == {"refs/heads/main"}  # never the ref first asked for
-    action = stored_action(dev, action_id)
+    # the tool's outcome is stored by the run's write after the push
+    action = until(
+        page, lambda: (a := stored_action(dev, action_id)).get("outcome") and a, "the outcome stored"
+    )
     assert (action["args"], action["run_args"]) == ({"ref": "docs/update"}, {"ref": "main"})
     assert action["outcome"]["status"] == "ok"
 
@@ -170,7 +179,8 @@ def test_reject_with_a_reason_pushes_nothing(dev: DevProcess, remote: Path, page
     by_testid(card, "confirm-reject").click()
 
     until(page, lambda: "Rejected: not before the release" in conversation(page), "the reason shown")
-    action = stored_action(dev, action_id)
+    # the page shows a decision as it sends it: the resume is stored a moment later
+    action = until(page, lambda: decided(dev, action_id), "the rejection stored")
     assert action["status"] == "cancelled" and action["response"]["reason"] == "not before the release"
     # the run that tells the agent has ended, its answer shown: nothing was pushed, and nothing will be
     until(page, lambda: run_status(dev, action["resolved_run_id"]) == "completed", "the run to end")
