@@ -19,17 +19,19 @@ and counts the modules it compiled from source (app.py is one): a layer whose by
 compiles no other. The floor times `import boto3` and `boto3.client("dynamodb")`.
 
 What each handler's first request creates (every one: the RiverBeam, with its DynamoDB client and store):
-- invoke: the SQS client (a streamed invoke, and every WebSocket `invoke`, queues its job); a non-streamed
-  invoke queues nothing but runs the agent inline (and imports the pipeline's execute stage with it);
-- resume: the SQS client (a resume always queues its run) and the approval events' sink with its
-  EventBridge client (it puts the `Approval Decided` events of the actions it resolved);
-- records, connections: nothing more (reads, a subscription or its end: DynamoDB alone);
-- worker: the management API client (its frame pusher, made before the batch's first record);
+- invoke: the agents (agents.yaml, its runners and tools: a request names an agent, and the checks need its
+  runner) and the SQS client (a streamed invoke, and every WebSocket `invoke`, queues its job); a
+  non-streamed invoke queues nothing but runs the agent inline (and imports the execute stage with it);
+- resume: the agents, the SQS client (a resume always queues its run) and the approval events' sink with
+  its EventBridge client (it puts the `Approval Decided` events of the actions it resolved);
+- records: nothing more (reads: DynamoDB alone);
+- connections: PyJWT and `cryptography` (with AuthMode jwt, the default, $connect verifies a token; the
+  fetch of the issuer's keys, a request, is not counted);
+- worker: the management API client (its frame pusher, made before the batch's first record), the agents
+  and the Bedrock client of the agent's model (the first job's run calls it);
 - sweep: the management API client (its frame pusher).
 A client made only on some outcome is left out: the EventBridge client of a run that asks for approval (a
-worker's, a non-streamed invoke's) or of a sweep that expires an action (its first put makes it). Neither
-are the lazy imports of a first request counted: the agents (the runner, the model, agents.yaml) where a
-request first names one, PyJWT where $connect first verifies a token.
+worker's, a non-streamed invoke's) or of a sweep that expires an action (its first put makes it).
 Samples are interleaved (floor, each handler, again) after one unmeasured round, so that the machine's noise
 falls on all alike; the figures are medians, the ratio is handler / floor (the goal: at most 1.5). The
 layers' sizes are their zips' (deflated, as SAM uploads them; boto3 is not in them), the goal 5 MB for the
@@ -75,12 +77,16 @@ RATIO_GOAL = 1.5
 FLOOR = "boto3 + 1 client"
 # the clients each handler's first request creates besides the RiverBeam's DynamoDB client (the docstring
 # says why): runtime's cached factories, as the handlers call them
+AGENTS = "runtime.beam().load_agents()"
+# the worker's first job calls its agent's model: the Bedrock client (ModelMode bedrock, the default)
+MODEL_CLIENT = 'runtime.beam()._setup.agents["author"].model.client'
 FIRST_REQUEST = {
-    "invoke": "runtime.sqs()",
-    "resume": "runtime.sqs(); runtime.event_sink(); runtime.events_client()",
+    "invoke": f"{AGENTS}; runtime.sqs()",
+    "resume": f"{AGENTS}; runtime.sqs(); runtime.event_sink(); runtime.events_client()",
     "records": "pass",
-    "connections": "pass",
-    "worker": "runtime.management_api()",
+    # $connect verifies the caller's token (AuthMode jwt, the default): PyJWT, imported by its first use
+    "connections": "import jwt",
+    "worker": f"runtime.management_api(); {AGENTS}; {MODEL_CLIENT}",
     "sweep": "runtime.management_api()",
 }
 # the template's DetailedTracing (POWERTOOLS_TRACE_DISABLED), false unless --detailed-tracing

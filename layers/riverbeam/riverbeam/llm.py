@@ -1,13 +1,13 @@
 """Models behind ToolAgentRunner: the interface, the scripted offline model and the built-in author model."""
 
-from __future__ import annotations
-
+# no `from __future__ import annotations`: pydantic would compile and evaluate every field's annotation
+# string as each model class is made
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from beam_store.records import ActionResponsePart, TextPart, TokenUsage, ToolCallPart, ToolResultPart
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .models import NewMessage
 from .tools import Tool
@@ -19,12 +19,17 @@ class ToolCall(BaseModel):
     """A call the model asks for; the runner gives it a fresh UUID, which becomes the action's id.
     `model_call_id` is the provider's own id of it (Bedrock's toolUseId), sent back with its result."""
 
+    # built by the first model turn, not when the agents are registered (an invoke's or a resume's checks)
+    model_config = ConfigDict(defer_build=True)
+
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
     model_call_id: str | None = None
 
 
 class ModelTurn(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     text: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
     usage: TokenUsage | None = None

@@ -7,7 +7,7 @@ import importlib
 import os
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from mypy_boto3_events.client import EventBridgeClient
     from mypy_boto3_sqs.client import SQSClient
 
+    from ..agents import AgentRunner
     from ..pipeline.events import ApprovalEvent
     from ..runner import ToolAgentRunner
     from .bus import EventBridgeSink
@@ -118,16 +119,19 @@ def beam() -> RiverBeam:
 
 def register_agents(riverbeam: RiverBeam, config: Settings) -> None:
     """The built-in `author`, then agents.yaml's agents, then those of RIVERBEAM_AGENTS (each may replace
-    an agent of the same name registered before it)."""
-    riverbeam.register_agent("author", _author(config.data_dir))
+    an agent of the same name registered before it). The built-in `author` is not built where agents.yaml
+    replaces it (the template's does): it would cost the first request naming an agent for nothing."""
+    runners: Mapping[str, AgentRunner] = {}
     if config.agents_file:
         from ..agent_config import configured_runners
 
         runners = configured_runners(
             config.agents_file, work_tree=Path(config.data_dir) / "work", offline=config.model == "offline"
         )
-        for name, runner in runners.items():
-            riverbeam.register_agent(name, runner)
+    if "author" not in runners:
+        riverbeam.register_agent("author", _author(config.data_dir))
+    for name, runner in runners.items():
+        riverbeam.register_agent(name, runner)
     if config.agents:
         module, _, name = config.agents.partition(":")
         register: Any = getattr(importlib.import_module(module), name or "register")

@@ -121,6 +121,11 @@ class RiverBeam:
         handler that serves no agent (a read, a WebSocket connect) never imports them or their config."""
         self._setup.loaders.append(loader)
 
+    def load_agents(self) -> None:
+        """Register now the agents `register_agents_on_first_use` defers, as the first request that names
+        an agent would (bench/cold_start.py counts them in a cold start)."""
+        self._setup.load_agents()
+
     # invoke and resume, run here
 
     @_hide_internal_errors

@@ -62,7 +62,9 @@ def _args_model(func: Callable[..., Any], name: str) -> type[BaseModel]:
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (annotation, default)
     model_name = "".join(part.capitalize() for part in name.split("_")) + "Args"
-    return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
+    # built by its first use (a call, an edit's check, the schema sent to the model), not when an agent is
+    # registered: a request that only checks and queues (an invoke's, a resume's) never builds it
+    return create_model(model_name, __config__=ConfigDict(extra="forbid", defer_build=True), **fields)
 
 
 def make_tool(
