@@ -13,10 +13,11 @@ root, the mode bits alone would not stop a write).
 Each sample is a fresh interpreter (a cold container), the runtime's (python3.12 from pyenv or PATH; without
 one, this interpreter and a layer built for it, which the output says), started with -S and the Lambda
 environment (the template's: EVENT_BUS_NAME set, as every function has it; DetailedTracing false, so no
-X-Ray SDK; --detailed-tracing switches it on). It times, from its first line, `import app` and the clients
-the handler's first request creates (FIRST_REQUEST, read from the handlers and riverbeam/aws/runtime.py),
-and counts the modules it compiled from source (app.py is one): a layer whose byte code Python uses
-compiles no other. The floor times `import boto3` and `boto3.client("dynamodb")`.
+X-Ray SDK; --detailed-tracing switches it on). It times, from its first line, `import app` and what the
+handler's first request makes besides its work (FIRST_REQUEST, read from the handlers, riverbeam/aws and
+the pipeline: clients, agents, imports on first use), and counts the modules it compiled from source
+(app.py is one): a layer whose byte code Python uses compiles no other. The floor times `import boto3`
+and `boto3.client("dynamodb")`.
 
 What each handler's first request creates (every one: the RiverBeam, with its DynamoDB client and store):
 - invoke: the agents (agents.yaml, its runners and tools: a request names an agent, and the checks need its
@@ -39,7 +40,7 @@ layer every function has.
 
 --stages also times each handler's init in stages, in one order for all (boto3 and the DynamoDB client, as
 the floor; pydantic; Powertools' Logger and Metrics; beam_store; riverbeam.pipeline with riverbeam.models;
-the rest of app.py's imports; the RiverBeam; the first request's other clients), as medians of CPU time
+the rest of app.py's imports; the RiverBeam; the rest of FIRST_REQUEST), as medians of CPU time
 (less shaken than the wall clock by the machine's other work): what the figures above are made of. The
 RiverBeam stage makes a second DynamoDB client (a handler makes one), cheaper than the first (botocore's
 caches), so a handler's stages add up to a few ms more than its samples.
@@ -137,7 +138,7 @@ STAGES = (
     ("pipeline+models", "import riverbeam.pipeline"),
     ("rest of app", "import app"),
     ("RiverBeam", "from riverbeam.aws import runtime; runtime.beam()"),
-    ("other clients", "{first_request}"),
+    ("first request", "{first_request}"),
 )
 
 
