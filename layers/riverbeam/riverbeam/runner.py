@@ -43,7 +43,7 @@ class ToolAgentRunner:
     @property
     def history_window(self) -> int | None:
         """The session's last messages this runner is given: its model's `history_window` where it has
-        one (ScriptedModel: None, the whole conversation), else the default."""
+        one (None: the whole conversation), else the default (ScriptedModel too: it finds its place in it)."""
         window: int | None = getattr(self.model, "history_window", DEFAULT_HISTORY_WINDOW)
         return window
 
