@@ -3,39 +3,25 @@ person may not edit, applied to the actions the agent asks for, on every store."
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from beam_store import BeamStore
-from riverbeam import AgentResult, BeamError, RiverBeam
+from riverbeam import BeamError, RiverBeam
 from riverbeam.agent_config import ConfigError, configured_runners
 
-from tests.support.agents import invoke_body, resume_body
-
-T0 = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
+from tests.support.agents import resume_body
+from tests.support.clock import T0, Clock, asked, iso
 
 
 def beam_from(tmp_path: Path, store: BeamStore, text: str) -> RiverBeam:
     path = tmp_path / "agents.yaml"
     path.write_text(text)
-    beam = RiverBeam(store, clock=lambda: T0)
+    beam = RiverBeam(store, clock=Clock())
     for name, runner in configured_runners(path, work_tree=tmp_path / "work", offline=True).items():
         beam.register_agent(name, runner)
     return beam
-
-
-def asked(beam: RiverBeam) -> AgentResult:
-    result = beam.invoke(invoke_body())
-    assert isinstance(result, AgentResult) and result.interrupted
-    return result
-
-
-def expires_at(result: AgentResult, beam: RiverBeam) -> datetime:
-    action = result.action_required[0]
-    stored = beam.store.get_action(action.action_id)
-    assert stored is not None and stored.expires_at == action.expires_at
-    return datetime.strptime(stored.expires_at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
@@ -54,7 +40,9 @@ def test_the_file_sets_the_time_to_answer(
     tmp_path: Path, store: BeamStore, settings: str, answer_within: timedelta
 ) -> None:
     beam = beam_from(tmp_path, store, "agents:\n  author:\n    tools: [git_push]\n" + settings)
-    assert expires_at(asked(beam), beam) == T0 + answer_within
+    action = asked(beam).action_required[0]
+    stored = beam.store.get_action(action.action_id)
+    assert stored is not None and stored.expires_at == action.expires_at == iso(T0 + answer_within)
 
 
 def test_a_tool_the_file_makes_uneditable_refuses_edited_args(tmp_path: Path, store: BeamStore) -> None:

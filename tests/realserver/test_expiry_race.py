@@ -4,27 +4,23 @@ server (and the other stores), two beams on one store, one whose clock is before
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from beam_store import BeamStore
 from riverbeam import AgentResult, BeamError, EventLog, RiverBeam, StreamAck
 
-from tests.support.agents import FrameLog, author_beam, invoke_body, resume_body
+from tests.support.agents import FrameLog, invoke_body, resume_body
+from tests.support.clock import T0, Clock, sharing_author
 from tests.support.concurrency import race
 
 TRIALS = 4
-T0 = datetime(2026, 12, 3, 9, 0, 0, tzinfo=UTC)
 
 
 @pytest.mark.realserver
 @pytest.mark.timeout(600)
 def test_a_resume_racing_the_expiry_has_one_outcome(store: BeamStore) -> None:
-    beam, counter = author_beam(store)
-    runner = beam._setup.agents["author"]
-    early, late = RiverBeam(store, clock=lambda: T0), RiverBeam(store, clock=lambda: T0 + timedelta(days=1))
-    for b in (early, late):
-        b.register_agent("author", runner)
+    (early, late), counter = sharing_author(store, [Clock(), Clock(T0 + timedelta(days=1))])
     outcomes = []
     for trial in range(TRIALS):
         result = early.invoke(invoke_body())
@@ -51,10 +47,7 @@ def test_a_resume_racing_the_sweep_has_one_outcome(store: BeamStore) -> None:
     """The sweep (a beam whose clock is past the action's time) and a resume in time, released together:
     the action ends resolved (the resume's StreamAck, the sweep expired nothing) or expired (the sweep
     returns it, the resume is refused 410); never both, and the tool runs only for the first."""
-    beam, counter = author_beam(store)
-    runner = beam._setup.agents["author"]
-    early, late = RiverBeam(store, clock=lambda: T0), RiverBeam(store, clock=lambda: T0 + timedelta(days=1))
-    early.register_agent("author", runner)
+    (early, late), counter = sharing_author(store, [Clock(), Clock(T0 + timedelta(days=1))])
     outcomes = []
     for trial in range(TRIALS):
         result = early.invoke(invoke_body())
@@ -78,11 +71,8 @@ def test_a_resume_racing_the_sweep_has_one_outcome(store: BeamStore) -> None:
 @pytest.mark.timeout(600)
 def test_two_sweeps_expire_each_action_once(store: BeamStore) -> None:
     """Two sweeps at once (a schedule's runs may overlap): each action is expired, told and sent by one."""
-    beam, _ = author_beam(store)
-    runner = beam._setup.agents["author"]
+    (early,), _ = sharing_author(store, [Clock()])
     log = EventLog()
-    early = RiverBeam(store, clock=lambda: T0)
-    early.register_agent("author", runner)
     sweeps = [RiverBeam(store, clock=lambda: T0 + timedelta(days=1), events=log) for _ in range(2)]
     asked = []
     for _ in range(TRIALS):

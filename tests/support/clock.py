@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -28,12 +29,22 @@ def iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def clocked(store: BeamStore, clock: Clock, **register: float) -> tuple[RiverBeam, PushCounter]:
-    """tests/support/agents' author (its pushes counted) on a beam that tells the time by `clock`."""
+def sharing_author(
+    store: BeamStore, clocks: Sequence[Callable[[], datetime]], **register: float
+) -> tuple[list[RiverBeam], PushCounter]:
+    """Beams on one store, each telling the time by its clock, sharing tests/support/agents' author (its
+    pushes counted once for them all)."""
     beam, counter = author_beam(store)
     runner = beam._setup.agents["author"]
-    beam = RiverBeam(store, clock=clock)
-    beam.register_agent("author", runner, **register)  # type: ignore[arg-type]
+    beams = [RiverBeam(store, clock=clock) for clock in clocks]
+    for each in beams:
+        each.register_agent("author", runner, **register)  # type: ignore[arg-type]
+    return beams, counter
+
+
+def clocked(store: BeamStore, clock: Clock, **register: float) -> tuple[RiverBeam, PushCounter]:
+    """tests/support/agents' author (its pushes counted) on a beam that tells the time by `clock`."""
+    (beam,), counter = sharing_author(store, [clock], **register)
     return beam, counter
 
 
