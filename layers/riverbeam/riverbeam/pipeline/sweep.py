@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from typing import Any, Literal
+from typing import Literal
 
 from beam_store import Action
 from beam_store.records import overdue_cursor
@@ -79,7 +79,7 @@ def _expire_overdue(setup: Setup, now: str, limit: int) -> list[Action]:
     return expired
 
 
-def _frame(action: Action, frame_seq: int) -> dict[str, Any]:
+def _frame(action: Action, frame_seq: int) -> ActionExpiredFrame:
     return ActionExpiredFrame(
         session_id=action.session_id,
         interaction_id=action.interaction_id,
@@ -90,36 +90,51 @@ def _frame(action: Action, frame_seq: int) -> dict[str, Any]:
         args_sha256=action.args_sha256,
         expires_at=action.expires_at,
         expired_at=action.updated_at,
-    ).model_dump(mode="json")
+    )
 
 
-def _keep_frame(setup: Setup, action: Action) -> dict[str, Any]:
-    """The action's frame, kept under the first number after its run's last frame that no other writer
-    (a sweep beside this one) took first: numbers never collide, none is overwritten."""
-    kept = setup.store.list_frames(action.run_id)
-    frame_seq = kept[-1]["frame_seq"] + 1 if kept else 0
+def _keep_frame(setup: Setup, action: Action, frame_seq: int) -> ActionExpiredFrame:
+    """The action's frame, kept under `frame_seq` or, where another writer (a sweep beside this one) took
+    that number first, the first number after theirs: numbers never collide, none is overwritten."""
     for _ in range(MAX_FRAME_ATTEMPTS):
         frame = _frame(action, frame_seq)
-        if setup.store.add_frame(action.run_id, frame, setup.frames_expire_at()):
+        if setup.store.add_frame(action.run_id, frame.model_dump(mode="json"), setup.frames_expire_at()):
             return frame
         taken = setup.store.list_frames(action.run_id, after_seq=frame_seq - 1)
         frame_seq = taken[-1]["frame_seq"] + 1 if taken else frame_seq + 1
     raise RuntimeError(f"no free frame number after {MAX_FRAME_ATTEMPTS} attempts")
 
 
+def _send(on_frame: FrameSink | None, frame: ActionExpiredFrame) -> None:
+    if on_frame is None:
+        return
+    try:
+        on_frame(frame)
+    except Exception:
+        logger.exception("frame sink failed", extra={"run_id": frame.run_id})
+
+
 def _tell_subscribers(setup: Setup, expired: list[Action], on_frame: FrameSink | None) -> None:
-    """Keep each action's frame, then send it; a failure costs that frame alone."""
+    """Keep each action's frame after its run's last one (the run's frames read once), then send it; a
+    failure costs that frame alone (a failed read, that run's frames)."""
+    by_run: dict[str, list[Action]] = defaultdict(list)
     for action in expired:
+        by_run[action.run_id].append(action)
+    for run_id, actions in by_run.items():
         try:
-            frame = _keep_frame(setup, action)
+            kept = setup.store.list_frames(run_id)
         except Exception:
-            logger.exception("the expiry frame was not kept", extra={"run_id": action.run_id})
+            logger.exception("the expiry frames were not kept", extra={"run_id": run_id})
             continue
-        if on_frame is not None:
+        next_seq = kept[-1]["frame_seq"] + 1 if kept else 0
+        for action in actions:
             try:
-                on_frame(ActionExpiredFrame.model_validate(frame))
+                frame = _keep_frame(setup, action, next_seq)
             except Exception:
-                logger.exception("frame sink failed", extra={"run_id": action.run_id})
+                logger.exception("the expiry frame was not kept", extra={"run_id": run_id})
+                continue
+            next_seq = frame.frame_seq + 1
+            _send(on_frame, frame)
 
 
 def sweep(setup: Setup, on_frame: FrameSink | None, limit: int = DEFAULT_SWEEP_LIMIT) -> list[Action]:
