@@ -20,7 +20,7 @@ the pipeline: clients, agents, imports on first use), and counts the modules it 
 and `boto3.client("dynamodb")`.
 
 What each handler's first request creates (every one: the RiverBeam, with its DynamoDB client and store):
-- invoke: the agents (agents.yaml, its runners and tools: a request names an agent, and the checks need its
+- invoke: the agents (agents.json, its runners and tools: a request names an agent, and the checks need its
   runner) and the SQS client (a streamed invoke, and every WebSocket `invoke`, queues its job); a
   non-streamed invoke queues nothing but runs the agent inline (and imports the execute stage with it);
 - resume: the agents, the SQS client (a resume always queues its run) and the approval events' sink with
@@ -262,7 +262,7 @@ def environment(scratch: Path, name: str, paths: list[Path]) -> dict[str, str]:
         "POWERTOOLS_METRICS_NAMESPACE": "Riverbeam",
         "POWERTOOLS_LOG_LEVEL": "INFO",
         "POWERTOOLS_TRACE_DISABLED": "false" if DETAILED_TRACING else "true",
-        "RIVERBEAM_AGENTS_FILE": str(scratch / "opt" / "agents.yaml"),
+        "RIVERBEAM_AGENTS_FILE": str(scratch / "opt" / "agents.json"),
         "RIVERBEAM_MODEL": "bedrock",
         "RIVERBEAM_DATA_DIR": str(scratch / "tmp"),
     }

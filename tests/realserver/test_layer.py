@@ -128,8 +128,8 @@ def test_only_the_tokens_layer_carries_the_token_library(shipped: dict[str, Path
     assert set(TOKEN_PACKAGES) <= tokens
     # nothing in both: Lambda extracts the layers into one /opt, the later one over the earlier
     assert main & tokens <= {"__pycache__"}, main & tokens
-    assert (shipped["riverbeam"] / "agents.yaml").is_file() and not (
-        shipped["tokens"] / "agents.yaml"
+    assert (shipped["riverbeam"] / "agents.json").is_file() and not (
+        shipped["tokens"] / "agents.json"
     ).exists()
 
 

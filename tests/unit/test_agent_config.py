@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from riverbeam import AuthorOfflineModel, BedrockConverseModel
 from riverbeam.agent_config import ConfigError, build_runners, configured_runners, load_agents, model_ids
 
@@ -117,14 +119,52 @@ def test_the_template_lets_the_agent_functions_invoke_exactly_the_configured_mod
     }
     assert allowed == {"InvokeFunction", "WorkerFunction"}  # the functions that run agents, and only they
     env = loaded["Globals"]["Function"]["Environment"]["Variables"]
-    assert env["RIVERBEAM_AGENTS_FILE"] == "/opt/agents.yaml"
+    assert env["RIVERBEAM_AGENTS_FILE"] == "/opt/agents.json"
 
 
-def test_the_layer_carries_the_agents_file_at_its_root(tmp_path: Path) -> None:
+def test_the_layer_carries_the_agents_file_at_its_root_as_json(tmp_path: Path) -> None:
     subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "build_layer.py"), str(tmp_path), "--no-deps"],
         check=True,
         capture_output=True,
         timeout=300,
     )
-    assert (tmp_path / "agents.yaml").read_text() == (ROOT / "agents.yaml").read_text()
+    shipped = tmp_path / "agents.json"
+    assert json.loads(shipped.read_text()) == yaml.safe_load((ROOT / "agents.yaml").read_text())
+    assert load_agents(shipped) == load_agents(ROOT / "agents.yaml")
+    assert not (tmp_path / "agents.yaml").exists()
+
+
+def test_an_agents_file_that_is_not_yaml_fails_the_build(tmp_path: Path) -> None:
+    source = tmp_path / "repo" / "agents.yaml"
+    source.parent.mkdir()
+    source.write_text("agents: [\n")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.path.insert(0, sys.argv[1]); import build_layer; "
+            "build_layer.write_agents_json(*map(build_layer.Path, sys.argv[2:]))",
+            str(ROOT / "scripts"),
+            str(source),
+            str(tmp_path),
+            str(tmp_path / "site"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0 and "agents.yaml could not be read as YAML" in done.stderr, done.stderr
+    assert not (tmp_path / "agents.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [('{"agents": [', "not JSON"), ('{"agents": {"a": {"colour": 1}}}', "agents.a.colour")],
+)
+def test_a_json_agents_file_is_refused_naming_what_is_wrong(tmp_path: Path, text: str, says: str) -> None:
+    path = tmp_path / "agents.json"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as raised:
+        load_agents(path)
+    assert says in str(raised.value) and "agents.json" in str(raised.value)

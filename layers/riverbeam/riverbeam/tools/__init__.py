@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,12 +19,18 @@ class Tool:
     name: str
     description: str
     func: Callable[..., Any]
-    args_model: type[BaseModel]
     confirm_required: bool = False
     # whether the person who approves a call may edit its args
     editable: bool = True
     # seconds a person has to answer a call of it (None: the agent's time)
     expires_after: float | None = None
+
+    @functools.cached_property
+    def args_model(self) -> type[BaseModel]:
+        """The args' schema from the function's hints, made by its first use (a call, an edit's check, the
+        schema sent to the model), not when the agent is registered: an API handler that only checks and
+        queues never resolves the hints (string annotations cost a compile each) nor builds the model."""
+        return _args_model(self.func, self.name)
 
     def json_schema(self) -> dict[str, Any]:
         return self.args_model.model_json_schema()
@@ -52,18 +59,22 @@ class Tool:
             raise ToolError("BEM-331", f"{self.name} failed: {type(error).__name__}: {error}") from error
 
 
+def _parameters(func: Callable[..., Any], name: str) -> list[inspect.Parameter]:
+    parameters = list(inspect.signature(func).parameters.values())
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters):
+        raise TypeError(f"tool {name}: *args and **kwargs have no schema")
+    return parameters
+
+
 def _args_model(func: Callable[..., Any], name: str) -> type[BaseModel]:
     hints = get_type_hints(func)
     fields: dict[str, Any] = {}
-    for param in inspect.signature(func).parameters.values():
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise TypeError(f"tool {name}: *args and **kwargs have no schema")
+    for param in _parameters(func, name):
         annotation = hints.get(param.name, Any)
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (annotation, default)
     model_name = "".join(part.capitalize() for part in name.split("_")) + "Args"
-    # built by its first use (a call, an edit's check, the schema sent to the model), not when an agent is
-    # registered: a request that only checks and queues (an invoke's, a resume's) never builds it
+    # defer_build: its validator is made by its first validation or schema, not here
     return create_model(model_name, __config__=ConfigDict(extra="forbid", defer_build=True), **fields)
 
 
@@ -76,11 +87,11 @@ def make_tool(
     expires_after: float | None = None,
 ) -> Tool:
     tool_name = name or func.__name__
+    _parameters(func, tool_name)  # a function no schema fits is refused when it is made a tool
     return Tool(
         name=tool_name,
         description=inspect.getdoc(func) or "",
         func=func,
-        args_model=_args_model(func, tool_name),
         confirm_required=confirm_required,
         editable=editable,
         expires_after=expires_after,

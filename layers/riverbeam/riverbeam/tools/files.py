@@ -1,8 +1,6 @@
 """Read-only tools over a work tree: `list_files`, `read_file`, `git_log`. None changes anything, so none
 asks for approval; each stays inside its work tree (a path that leaves it, or goes into .git, is refused)."""
 
-from __future__ import annotations
-
 import subprocess
 from pathlib import Path
 from typing import Any

@@ -1,8 +1,6 @@
 """`git_push`: pushes a branch of a configured work tree; a rejected push is BEM-330 with the remote's
 words."""
 
-from __future__ import annotations
-
 import subprocess
 from pathlib import Path
 from typing import Any
