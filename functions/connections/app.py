@@ -2,9 +2,13 @@
 
 from typing import Any
 
-from aws_lambda_powertools.utilities.typing import LambdaContext
-from riverbeam.aws import websocket
-from riverbeam.aws.entry import lambda_entry
+from riverbeam.aws.coldstart import init_without_gc
+
+# the function's init, with the garbage collector paused and what it made frozen (coldstart says why)
+with init_without_gc():
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+    from riverbeam.aws import websocket
+    from riverbeam.aws.entry import lambda_entry
 
 
 @lambda_entry()

@@ -2,15 +2,19 @@
 
 from typing import Any
 
-# the stage a streamed invoke runs here (accept), at init: RiverBeam imports it on first use. A
-# non-streamed invoke also imports execute, with its agent, on first use; a job the queue refused, jobs
-import riverbeam.pipeline.accept  # noqa: F401
-from aws_lambda_powertools.utilities.typing import LambdaContext
-from riverbeam.aws import service
-from riverbeam.aws.entry import is_websocket, lambda_entry
-from riverbeam.aws.http import http_app, invoke_routes
+from riverbeam.aws.coldstart import init_without_gc
 
-app = http_app(invoke_routes)
+# the function's init, with the garbage collector paused and what it made frozen (coldstart says why)
+with init_without_gc():
+    # the stage a streamed invoke runs here (accept), at init: RiverBeam imports it on first use. A
+    # non-streamed invoke also imports execute, with its agent, on first use; a job the queue refused, jobs
+    import riverbeam.pipeline.accept  # noqa: F401
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+    from riverbeam.aws import service
+    from riverbeam.aws.entry import is_websocket, lambda_entry
+    from riverbeam.aws.http import http_app, invoke_routes
+
+    app = http_app(invoke_routes)
 
 
 @lambda_entry()

@@ -3,12 +3,16 @@
 
 from typing import Any
 
-from aws_lambda_powertools.utilities.typing import LambdaContext
-from riverbeam.aws.entry import lambda_entry
-from riverbeam.aws.reads import records_routes
-from riverbeam.aws.router import http_app
+from riverbeam.aws.coldstart import init_without_gc
 
-app = http_app(records_routes)
+# the function's init, with the garbage collector paused and what it made frozen (coldstart says why)
+with init_without_gc():
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+    from riverbeam.aws.entry import lambda_entry
+    from riverbeam.aws.reads import records_routes
+    from riverbeam.aws.router import http_app
+
+    app = http_app(records_routes)
 
 
 @lambda_entry()

@@ -2,15 +2,19 @@
 
 from typing import Any
 
-# the stage a resume runs here (accept), at init: RiverBeam imports it on first use (and jobs, which
-# abandons a job the queue refused, where that happens)
-import riverbeam.pipeline.accept  # noqa: F401
-from aws_lambda_powertools.utilities.typing import LambdaContext
-from riverbeam.aws import service
-from riverbeam.aws.entry import is_websocket, lambda_entry
-from riverbeam.aws.http import http_app, resume_routes
+from riverbeam.aws.coldstart import init_without_gc
 
-app = http_app(resume_routes)
+# the function's init, with the garbage collector paused and what it made frozen (coldstart says why)
+with init_without_gc():
+    # the stage a resume runs here (accept), at init: RiverBeam imports it on first use (and jobs, which
+    # abandons a job the queue refused, where that happens)
+    import riverbeam.pipeline.accept  # noqa: F401
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+    from riverbeam.aws import service
+    from riverbeam.aws.entry import is_websocket, lambda_entry
+    from riverbeam.aws.http import http_app, resume_routes
+
+    app = http_app(resume_routes)
 
 
 @lambda_entry()

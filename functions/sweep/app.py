@@ -3,11 +3,15 @@ pushes an `action_expired` frame to each session's WebSocket connections."""
 
 from typing import Any
 
-# the stage it runs, at init: RiverBeam imports it on first use, and no request should pay for it
-import riverbeam.pipeline.sweep  # noqa: F401
-from aws_lambda_powertools.utilities.typing import LambdaContext
-from riverbeam.aws.entry import lambda_entry
-from riverbeam.aws.sweep import handle_schedule
+from riverbeam.aws.coldstart import init_without_gc
+
+# the function's init, with the garbage collector paused and what it made frozen (coldstart says why)
+with init_without_gc():
+    # the stage it runs, at init: RiverBeam imports it on first use, and no request should pay for it
+    import riverbeam.pipeline.sweep  # noqa: F401
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+    from riverbeam.aws.entry import lambda_entry
+    from riverbeam.aws.sweep import handle_schedule
 
 
 @lambda_entry(correlation_id_path=None)

@@ -3,12 +3,16 @@ WebSocket connections; reports partial batch failures."""
 
 from typing import Any
 
-# the stage it runs (jobs, with accept and execute), at init: RiverBeam imports it on first use, and no
-# request should pay for it
-import riverbeam.pipeline.jobs  # noqa: F401
-from aws_lambda_powertools.utilities.typing import LambdaContext
-from riverbeam.aws.entry import lambda_entry
-from riverbeam.aws.worker import handle_batch
+from riverbeam.aws.coldstart import init_without_gc
+
+# the function's init, with the garbage collector paused and what it made frozen (coldstart says why)
+with init_without_gc():
+    # the stage it runs (jobs, with accept and execute), at init: RiverBeam imports it on first use, and no
+    # request should pay for it
+    import riverbeam.pipeline.jobs  # noqa: F401
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+    from riverbeam.aws.entry import lambda_entry
+    from riverbeam.aws.worker import handle_batch
 
 
 @lambda_entry(correlation_id_path=None)
