@@ -19,18 +19,14 @@ from . import runtime
 from .settings import Settings
 
 if TYPE_CHECKING:
-    import jwt
-
-# the algorithms a token may use, by the type (`kty`) of the key its `kid` names: a token cannot choose an
-# algorithm its key was not made for
-_ALGORITHMS = {"RSA": ["RS256", "RS384", "RS512"], "EC": ["ES256", "ES384", "ES512"]}
+    from .tokens import PublicKey
 
 # How a container keeps the issuer's signing keys (one SigningKeys per JWKS URL):
 # - a fetched key set is used for KEYS_LIFESPAN_SECONDS, then fetched again on the next token: this bounds
 #   how long a warm container still accepts a key the issuer removed, for one small fetch per 5 minutes;
 # - a token whose `kid` is not in the set fetches it again (the issuer published a new key), but only once
 #   REFRESH_SECONDS have passed since the last fetch: tokens with made-up kids, however many, cost one
-#   fetch per 30 s per container, whatever the PyJWT release (only its recent PyJWKClient has a cooldown);
+#   fetch per 30 s per container;
 # - a fetch that failed is tried again RETRY_SECONDS later at the soonest, so an outage of the key server
 #   answers 503 at once rather than making every $connect wait for a fetch, each bounded by
 #   FETCH_TIMEOUT_SECONDS (API Gateway gives a $connect 29 s; the issuer answers in well under a second);
@@ -137,14 +133,13 @@ class SigningKeys:
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self._client: jwt.PyJWKClient | None = None
         self._lock = threading.Lock()
-        self._keys: dict[str, jwt.PyJWK] = {}
+        self._keys: dict[str, PublicKey] = {}
         self._fetched_at: float | None = None  # the last successful fetch
         self._next_fetch_at = -math.inf
         self._failing = False  # the last fetch failed
 
-    def get(self, kid: str) -> jwt.PyJWK | None:
+    def get(self, kid: str) -> PublicKey | None:
         """The key named `kid`, or None if the issuer has no such key. KeysUnavailable if the keys could
         not be fetched (nor a recent enough set be used), or if `kid` may be a key published since."""
         with self._lock:
@@ -161,19 +156,15 @@ class SigningKeys:
             return key
 
     def _fetch(self) -> None:
-        import jwt
+        from . import tokens
 
         try:
-            if self._client is None:
-                # no cache of its own: this class decides when to fetch
-                self._client = jwt.PyJWKClient(self.url, cache_jwk_set=False, timeout=FETCH_TIMEOUT_SECONDS)
-            jwk_set = self._client.get_jwk_set()
-            keys = {k.key_id: k for k in jwk_set.keys if k.key_id and k.public_key_use in ("sig", None)}
+            keys = tokens.fetch_key_set(self.url, FETCH_TIMEOUT_SECONDS)
             if not keys:
-                raise jwt.PyJWKClientError("the key set has no signing key with a kid")
+                raise ValueError("the key set has no signing key with a kid")
         # whatever keeps a usable key set from us is the key server's fault, not the caller's: urllib's
-        # errors come wrapped (PyJWKClientConnectionError), a body that is no JSON (ValueError), a
-        # connection lost while reading it (OSError) or a set PyJWT cannot read do not
+        # errors (URLError, HTTPError, timeouts: OSError), a body that is no JWK set (ValueError, or
+        # RecursionError for one nested too deep), or anything else on the way
         except Exception as error:
             self._failing = True
             self._next_fetch_at = clock() + RETRY_SECONDS
@@ -194,26 +185,6 @@ def signing_keys(url: str) -> SigningKeys:
     return SigningKeys(url)
 
 
-def _refused(error: Exception) -> str:
-    """What the caller is told of a token that does not verify: what is wrong with the token, in words of
-    our own (PyJWT's messages are not promised to stay free of anything else)."""
-    import jwt
-
-    if isinstance(error, jwt.ExpiredSignatureError):
-        return "the token has expired"
-    if isinstance(error, jwt.ImmatureSignatureError):
-        return "the token is not valid yet"
-    if isinstance(error, jwt.InvalidIssuerError):
-        return "the token is from another issuer"
-    if isinstance(error, jwt.MissingRequiredClaimError):
-        return f"the token has no {error.claim} claim"
-    if isinstance(error, jwt.InvalidAlgorithmError):
-        return "the token's algorithm is not accepted for its key"
-    if isinstance(error, jwt.InvalidSignatureError):
-        return "the token's signature does not verify"
-    return "the token is not valid"
-
-
 def verify_token(settings: Settings, token: str) -> AuthContext:
     """A JWT from the WebSocket `token` query (browsers cannot set headers there), checked as the HTTP
     API's authorizer checks one: signature by the issuer's keys, expiry, issuer, and audience (`aud`, or
@@ -221,34 +192,31 @@ def verify_token(settings: Settings, token: str) -> AuthContext:
     caller's fault; a token that does not verify is 401 BEM-030."""
     if not settings.jwt_issuer:
         raise BeamError("BEM-030", "this deployment has no JWT issuer configured")
-    import jwt  # only $connect with AuthMode jwt needs it (and its 70 ms of imports)
+    from . import tokens  # only $connect with AuthMode jwt needs it (and cryptography's 11 ms of imports)
 
     try:
-        kid = jwt.get_unverified_header(token).get("kid")
-    except jwt.PyJWTError:
-        raise BeamError("BEM-030", "the token is not a well-formed JWT", field="token") from None
-    if not isinstance(kid, str) or not kid:
-        raise BeamError("BEM-030", "the token names no signing key (kid)", field="token")
-    try:
-        key = signing_keys(settings.signing_keys_url).get(kid)
-    except KeysUnavailable:
-        raise BeamError("BEM-032") from None
-    if key is None:
-        raise BeamError("BEM-030", "the token is signed by a key the issuer does not have", field="token")
-    try:
-        claims: dict[str, Any] = jwt.decode(
-            token,
-            key.key,
-            algorithms=_ALGORITHMS.get(str(key.key_type), []),
-            issuer=settings.jwt_issuer,
-            options={"require": ["exp", "iss", "sub"], "verify_aud": False},
-        )
-    # older PyJWT releases let key material that does not fit the algorithm through as TypeError/ValueError
-    except (jwt.PyJWTError, TypeError, ValueError) as error:
-        raise BeamError("BEM-030", _refused(error), field="token") from None
-    if settings.jwt_audience:
-        audiences = claims.get("aud", [])
-        audiences = [audiences] if isinstance(audiences, str) else list(audiences)
-        if not set(settings.jwt_audience) & {*audiences, claims.get("client_id")}:
-            raise BeamError("BEM-030", "the token is not for this audience", field="token")
+        parsed = tokens.parse(token)
+        kid = parsed.header.get("kid")
+        if not isinstance(kid, str) or not kid:
+            raise BeamError("BEM-030", "the token names no signing key (kid)", field="token")
+        try:
+            key = signing_keys(settings.signing_keys_url).get(kid)
+        except KeysUnavailable:
+            raise BeamError("BEM-032") from None
+        if key is None:
+            raise BeamError("BEM-030", "the token is signed by a key the issuer does not have", field="token")
+        # the wall clock, as the token's times are: not the key cache's
+        claims = tokens.verify(parsed, key, settings.jwt_issuer, time.time())
+    except tokens.Refused as refused:  # its message is one of tokens' own words, never a library's
+        raise BeamError("BEM-030", str(refused), field="token") from None
+    if settings.jwt_audience and not set(settings.jwt_audience) & _audiences(claims):
+        raise BeamError("BEM-030", "the token is not for this audience", field="token")
     return _claims_user(claims)
+
+
+def _audiences(claims: dict[str, Any]) -> set[str]:
+    """The audiences a token names: `aud` (a string or a list) and `client_id` (as Cognito access tokens
+    carry it); values of other types are no audience (nor an error: the token's claims are the caller's)."""
+    aud = claims.get("aud")
+    named = [aud] if isinstance(aud, str) else aud if isinstance(aud, list) else []
+    return {a for a in [*named, claims.get("client_id")] if isinstance(a, str)}
