@@ -17,7 +17,9 @@ X-Ray SDK; --detailed-tracing switches it on). It times, from its first line, `i
 handler's first request makes besides its work (FIRST_REQUEST, read from the handlers, riverbeam/aws and
 the pipeline: clients, agents, imports on first use), and counts the modules it compiled from source
 (app.py is one): a layer whose byte code Python uses compiles no other. The floor times `import boto3`
-and `boto3.client("dynamodb")`.
+and `boto3.client("dynamodb")`. In Lambda (AWS_LAMBDA_FUNCTION_NAME set, as here) a function's init makes
+most of FIRST_REQUEST itself (runtime.prepare, with the garbage collector paused: coldstart.py); what it
+made is then cached, and what it did not is made by FIRST_REQUEST: counted either way.
 
 What each handler's first request creates (every one: the RiverBeam, with its DynamoDB client and store):
 - invoke: the agents (agents.json, its runners and tools: a request names an agent, and the checks need its
@@ -26,8 +28,9 @@ What each handler's first request creates (every one: the RiverBeam, with its Dy
 - resume: the agents, the SQS client (a resume always queues its run) and the approval events' sink with
   its EventBridge client (it puts the `Approval Decided` events of the actions it resolved);
 - records: nothing more (reads: DynamoDB alone);
-- connections: PyJWT and `cryptography` (with AuthMode jwt, the default, $connect verifies a token; the
-  fetch of the issuer's keys, a request, is not counted);
+- connections: riverbeam.aws.tokens with `cryptography`'s RSA primitives, verifying one RS256 token (with
+  AuthMode jwt, the default, $connect verifies a token; the fetch of the issuer's keys, a request, is not
+  counted: the sample reads a key set minted by this script, BENCH_JWKS, and checks BENCH_TOKEN with it);
 - worker: the management API client (its frame pusher, made before the batch's first record), the agents
   and the Bedrock client of the agent's model (the first job's run calls it);
 - sweep: the management API client (its frame pusher).
@@ -40,17 +43,20 @@ layer every function has.
 
 --stages also times each handler's init in stages, in one order for all (boto3 and the DynamoDB client, as
 the floor; pydantic; Powertools' Logger and Metrics; beam_store; riverbeam.pipeline with riverbeam.models;
-the rest of app.py's imports; the RiverBeam; the rest of FIRST_REQUEST), as medians of CPU time
-(less shaken than the wall clock by the machine's other work): what the figures above are made of. The
-RiverBeam stage makes a second DynamoDB client (a handler makes one), cheaper than the first (botocore's
-caches), so a handler's stages add up to a few ms more than its samples.
+the rest of app.py, with what its init makes (runtime.prepare); the RiverBeam; the rest of FIRST_REQUEST),
+as medians of CPU time (less shaken than the wall clock by the machine's other work): what the figures
+above are made of. The stages before app.py run with the garbage collector on (app.py pauses it only for
+its own init), and the floor's stage makes a DynamoDB client the RiverBeam makes again (cheaper, from
+botocore's caches): a handler's stages add up to more than its samples.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import importlib
 import io
+import json
 import os
 import shutil
 import stat
@@ -58,6 +64,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -85,8 +92,12 @@ FIRST_REQUEST = {
     "invoke": f"{AGENTS}; runtime.sqs()",
     "resume": f"{AGENTS}; runtime.sqs(); runtime.event_sink(); runtime.events_client()",
     "records": "pass",
-    # $connect verifies the caller's token (AuthMode jwt, the default): PyJWT, imported by its first use
-    "connections": "import jwt",
+    # $connect verifies the caller's token (AuthMode jwt, the default): bench_token() mints it
+    "connections": (
+        "import os, time; from riverbeam.aws import tokens; "
+        "tokens.verify(tokens.parse(os.environ['BENCH_TOKEN']), "
+        "tokens.key_set(os.environ['BENCH_JWKS'].encode())['k1'], os.environ['JWT_ISSUER'], time.time())"
+    ),
     "worker": f"runtime.management_api(); {AGENTS}; {MODEL_CLIENT}",
     "sweep": "runtime.management_api()",
 }
@@ -151,6 +162,26 @@ def stages_code(name: str) -> str:
         )
         + "print(*(b - a for a, b in zip(clock, clock[1:])))\n"
     )
+
+
+def bench_token(issuer: str) -> dict[str, str]:
+    """An RS256 token of `issuer` and the key set that verifies it, as $connect gets them (cryptography
+    alone: the tokens layer's)."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import padding, rsa
+
+    def b64(raw: bytes) -> str:
+        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    numbers = key.public_key().public_numbers()
+    modulus, exponent = b64(numbers.n.to_bytes(256, "big")), b64(numbers.e.to_bytes(3, "big"))
+    jwk = {"kty": "RSA", "kid": "k1", "use": "sig", "alg": "RS256", "n": modulus, "e": exponent}
+    claims = {"sub": "bench", "iss": issuer, "client_id": "bench", "exp": int(time.time()) + 86400}
+    header = {"alg": "RS256", "typ": "JWT", "kid": "k1"}
+    signing_input = f"{b64(json.dumps(header).encode())}.{b64(json.dumps(claims).encode())}"
+    signature = key.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
+    return {"BENCH_TOKEN": f"{signing_input}.{b64(signature)}", "BENCH_JWKS": json.dumps({"keys": [jwk]})}
 
 
 def zipped_size(root: Path) -> int:
@@ -322,6 +353,8 @@ def main() -> int:
         codes = {FLOOR: (FLOOR_CODE, environment(scratch, "floor", [scratch / "runtime"]))} | {
             name: (handler_code(name), environment(scratch, name, trees[name])) for name in HANDLERS
         }
+        connect_env = codes["connections"][1]
+        connect_env.update(bench_token(connect_env["JWT_ISSUER"]))
         read_only(scratch / "runtime")
         for name in HANDLERS:
             read_only(trees[name][0])

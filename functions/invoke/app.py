@@ -10,11 +10,13 @@ with init_without_gc():
     # non-streamed invoke also imports execute, with its agent, on first use; a job the queue refused, jobs
     import riverbeam.pipeline.accept  # noqa: F401
     from aws_lambda_powertools.utilities.typing import LambdaContext
-    from riverbeam.aws import service
+    from riverbeam.aws import runtime, service
     from riverbeam.aws.entry import is_websocket, lambda_entry
     from riverbeam.aws.http import http_app, invoke_routes
 
     app = http_app(invoke_routes)
+    # made at init in Lambda (runtime.prepare says why): every invoke names an agent, a streamed one queues
+    runtime.prepare(agents=True, queue=True)
 
 
 @lambda_entry()

@@ -10,11 +10,14 @@ with init_without_gc():
     # abandons a job the queue refused, where that happens)
     import riverbeam.pipeline.accept  # noqa: F401
     from aws_lambda_powertools.utilities.typing import LambdaContext
-    from riverbeam.aws import service
+    from riverbeam.aws import runtime, service
     from riverbeam.aws.entry import is_websocket, lambda_entry
     from riverbeam.aws.http import http_app, resume_routes
 
     app = http_app(resume_routes)
+    # made at init in Lambda (runtime.prepare says why): every resume checks its agent's tools, puts the
+    # decisions' events and queues its run
+    runtime.prepare(agents=True, queue=True, events=True)
 
 
 @lambda_entry()

@@ -10,8 +10,12 @@ with init_without_gc():
     # the stage it runs, at init: RiverBeam imports it on first use, and no request should pay for it
     import riverbeam.pipeline.sweep  # noqa: F401
     from aws_lambda_powertools.utilities.typing import LambdaContext
+    from riverbeam.aws import runtime
     from riverbeam.aws.entry import lambda_entry
     from riverbeam.aws.sweep import handle_schedule
+
+    # made at init in Lambda (runtime.prepare says why): each sweep pushes the frames of what it expired
+    runtime.prepare(push=True)
 
 
 @lambda_entry(correlation_id_path=None)

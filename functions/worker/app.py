@@ -11,8 +11,12 @@ with init_without_gc():
     # request should pay for it
     import riverbeam.pipeline.jobs  # noqa: F401
     from aws_lambda_powertools.utilities.typing import LambdaContext
+    from riverbeam.aws import runtime
     from riverbeam.aws.entry import lambda_entry
     from riverbeam.aws.worker import handle_batch
+
+    # made at init in Lambda (runtime.prepare says why): every job runs an agent and pushes its frames
+    runtime.prepare(agents=True, push=True)
 
 
 @lambda_entry(correlation_id_path=None)

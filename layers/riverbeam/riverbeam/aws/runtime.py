@@ -117,6 +117,40 @@ def beam() -> RiverBeam:
     return riverbeam
 
 
+def prepare(
+    *,
+    agents: bool = False,
+    queue: bool = False,
+    events: bool = False,
+    push: bool = False,
+    tokens: bool = False,
+) -> None:
+    """In Lambda, make at init what each request of the function uses: the RiverBeam (its DynamoDB client)
+    and, as asked, the agents, the SQS client, the approval events' sink and client, the management API
+    client (AWS's advice: clients outside the handler), the token check (AuthMode jwt). Made inside
+    coldstart's pause of the collector they cost less than made by the first request, and are frozen with
+    the rest of init. Elsewhere (tests, the local stack) nothing is made here: the first use makes each, as
+    it always does. A failure is logged and left to the first request, which tries again and answers with
+    the error."""
+    if "AWS_LAMBDA_FUNCTION_NAME" not in os.environ:
+        return
+    try:
+        riverbeam = beam()
+        if agents:
+            riverbeam.load_agents()
+        if queue:
+            sqs()
+        if events and settings().event_bus_name:
+            event_sink()
+            events_client()
+        if push:
+            management_api()
+        if tokens and settings().auth_mode == "jwt":
+            from . import tokens as _  # noqa: F401
+    except Exception:
+        logger.exception("init could not make what requests use: the first request makes it again")
+
+
 def register_agents(riverbeam: RiverBeam, config: Settings) -> None:
     """The built-in `author`, then agents.yaml's agents, then those of RIVERBEAM_AGENTS (each may replace
     an agent of the same name registered before it). The built-in `author` is not built where agents.yaml
