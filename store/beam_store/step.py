@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from .records import Action, ContentPart, Interaction, Message, MessageRole, MessageType, Run, Session
 
 
-@dataclass(frozen=True)
-class MessageDraft:
-    """A message before the store gives it its `seq`."""
+class MessageDraft(NamedTuple):
+    """A message before the store gives it its `seq` (a NamedTuple, not a frozen dataclass: see StepWrite)."""
 
     message_id: str
     interaction_id: str

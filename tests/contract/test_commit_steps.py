@@ -3,7 +3,6 @@ store (the `store` fixture of tests/conftest.py)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -127,7 +126,7 @@ def test_json_values_round_trip_with_their_types(store: BeamStore) -> None:
     call = ToolCallPart(tool_call_id=sid(), name="git_push", args=EXACT_VALUES)
     parts = [TextPart(text=""), call, TextPart(text="1e20")]
     step = steps.close(s, i, r, interrupted_with=[opened])
-    step.messages = [replace(step.messages[0], content=parts)]
+    step.messages = [step.messages[0]._replace(content=parts)]
     store.commit(step)
 
     step, r2 = resolve_step(store, s, i, opened)
@@ -137,8 +136,7 @@ def test_json_values_round_trip_with_their_types(store: BeamStore) -> None:
     finish = steps.close(s, i, r2)
     outputs = [EXACT_VALUES, [1e20, -0.0, 2**64, []], 1e20, 12345678901234567890, True, ""]
     finish.messages = [
-        replace(
-            finish.messages[0],
+        finish.messages[0]._replace(
             role="tool",
             content=[
                 ToolResultPart(tool_call_id=call.tool_call_id, name="git_push", status="ok", output=o)

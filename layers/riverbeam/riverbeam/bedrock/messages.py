@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from beam_store.records import TextPart, ToolCallPart, ToolResultPart
 
@@ -19,14 +18,16 @@ Turn = dict[str, Any]
 UNANSWERED = "No result: this tool call was not answered."
 
 
-@dataclass(frozen=True)
-class ConversationWindow:
+class ConversationWindow(NamedTuple):
     """What of the conversation the model is given: at most `max_messages` turns and about
     `max_chars` characters (4 characters a token is the usual estimate), the most recent first. It starts
     at a person's message, so a toolUse is never separated from its toolResult."""
 
     max_messages: int = 100
     max_chars: int = 400_000
+
+
+DEFAULT_WINDOW = ConversationWindow()
 
 
 def tool_use_id(part: ToolCallPart) -> str:
@@ -145,7 +146,7 @@ def _windowed(turns: list[Turn], window: ConversationWindow) -> list[Turn]:
 
 
 def converse_messages(
-    conversation: Sequence[NewMessage], window: ConversationWindow = ConversationWindow()
+    conversation: Sequence[NewMessage], window: ConversationWindow = DEFAULT_WINDOW
 ) -> list[Turn]:
     return _windowed(_answer_every_call(_merged(_turns(conversation))), window)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from beam_store.records import TokenUsage
@@ -14,11 +13,12 @@ from ..errors import BeamError
 from ..llm import ToolCall
 
 
-@dataclass
+# plain classes, not data classes: one costs every cold start a millisecond or more to make
 class _ToolUse:
-    tool_use_id: str
-    name: str
-    fragments: list[str] = field(default_factory=list)
+    def __init__(self, tool_use_id: str, name: str) -> None:
+        self.tool_use_id = tool_use_id
+        self.name = name
+        self.fragments: list[str] = []
 
     def call(self) -> ToolCall:
         text = "".join(self.fragments)
@@ -31,17 +31,17 @@ class _ToolUse:
         return ToolCall(name=self.name, args=args, model_call_id=self.tool_use_id)
 
 
-@dataclass
 class StreamedTurn:
     """What one response said; `on_text` gets the text deltas, minus the first `skip` characters (those a
     failed attempt already streamed to the client)."""
 
-    on_text: Callable[[str], None]
-    skip: int = 0
-    text: list[str] = field(default_factory=list)
-    uses: dict[int, _ToolUse] = field(default_factory=dict)
-    stop_reason: str | None = None
-    usage: TokenUsage | None = None
+    def __init__(self, on_text: Callable[[str], None], skip: int = 0) -> None:
+        self.on_text = on_text
+        self.skip = skip
+        self.text: list[str] = []
+        self.uses: dict[int, _ToolUse] = {}
+        self.stop_reason: str | None = None
+        self.usage: TokenUsage | None = None
 
     @property
     def streamed(self) -> int:
