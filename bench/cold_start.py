@@ -23,19 +23,22 @@ made is then cached, and what it did not is made by FIRST_REQUEST: counted eithe
 
 What each handler's first request creates (every one: the RiverBeam, with its DynamoDB client and store):
 - invoke: the agents (agents.json, its runners and tools: a request names an agent, and the checks need its
-  runner) and the SQS client (a streamed invoke, and every WebSocket `invoke`, queues its job); a
-  non-streamed invoke queues nothing but runs the agent inline (and imports the execute stage with it);
+  runner; not its model, which the first run makes) and the SQS client (a streamed invoke, and every
+  WebSocket `invoke`, queues its job); a non-streamed invoke queues nothing but runs the agent inline (and
+  makes its model and imports the execute stage with it);
 - resume: the agents, the SQS client (a resume always queues its run) and the approval events' sink with
   its EventBridge client (it puts the `Approval Decided` events of the actions it resolved);
 - records: nothing more (reads: DynamoDB alone);
 - connections: riverbeam.aws.tokens with `cryptography`'s RSA primitives, verifying one RS256 token (with
   AuthMode jwt, the default, $connect verifies a token; the fetch of the issuer's keys, a request, is not
   counted: the sample reads a key set minted by this script, BENCH_JWKS, and checks BENCH_TOKEN with it);
-- worker: the management API client (its frame pusher, made before the batch's first record), the agents
-  and the Bedrock client of the agent's model (the first job's run calls it);
+- worker: the management API client (its frame pusher, made before the batch's first record), the agents,
+  the agent's model and its Bedrock client (the first job's run calls it);
 - sweep: the management API client (its frame pusher).
-A client made only on some outcome is left out: the EventBridge client of a run that asks for approval (a
-worker's, a non-streamed invoke's) or of a sweep that expires an action (its first put makes it).
+The first request of invoke and resume is an HTTP request: a WebSocket message's also builds the models of
+its event (riverbeam.aws.events, about 3 ms). A client made only on some outcome is left out: the
+EventBridge client of a run that asks for approval (a worker's, a non-streamed invoke's) or of a sweep that
+expires an action (its first put makes it).
 Samples are interleaved (floor, each handler, again) after one unmeasured round, so that the machine's noise
 falls on all alike; the figures are medians, the ratio is handler / floor (the goal: at most 1.5). The
 layers' sizes are their zips' (deflated, as SAM uploads them; boto3 is not in them), the goal 5 MB for the
@@ -293,6 +296,7 @@ def environment(scratch: Path, name: str, paths: list[Path]) -> dict[str, str]:
         "POWERTOOLS_METRICS_NAMESPACE": "Riverbeam",
         "POWERTOOLS_LOG_LEVEL": "INFO",
         "POWERTOOLS_TRACE_DISABLED": "false" if DETAILED_TRACING else "true",
+        "PYDANTIC_DISABLE_PLUGINS": "__all__",
         "RIVERBEAM_AGENTS_FILE": str(scratch / "opt" / "agents.json"),
         "RIVERBEAM_MODEL": "bedrock",
         "RIVERBEAM_DATA_DIR": str(scratch / "tmp"),

@@ -16,7 +16,7 @@ with init_without_gc():
     from riverbeam.aws.worker import handle_batch
 
     # made at init in Lambda (runtime.prepare says why): every job runs an agent and pushes its frames
-    runtime.prepare(agents=True, push=True)
+    runtime.prepare(agents=True, models=True, push=True)
 
 
 @lambda_entry(correlation_id_path=None)

@@ -6,10 +6,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
-from riverbeam import AuthorOfflineModel, BedrockConverseModel
+from riverbeam import AuthorOfflineModel, BedrockConverseModel, ChatModel, agent_config
 from riverbeam.agent_config import ConfigError, build_runners, configured_runners, load_agents, model_ids
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,6 +57,22 @@ def test_agents_are_built_from_the_file(tmp_path: Path) -> None:
     assert author.tools["deploy"].invoke({"env": "prod"}) == "deployed to prod"
     assert isinstance(runners["helper"].model, AuthorOfflineModel)  # no model_id: the offline model
     assert model_ids(config) == ["anthropic.claude-3-5-haiku-20241022-v1:0"]
+
+
+def test_an_agents_model_is_made_by_its_first_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An API handler checks an agent's tools and queues its run: it never makes (nor imports) a model."""
+    made: list[str | None] = []
+    build_model = agent_config.build_model
+
+    def counted(spec: agent_config.AgentSpec, **kwargs: Any) -> ChatModel:
+        made.append(spec.model_id)
+        return build_model(spec, **kwargs)
+
+    monkeypatch.setattr(agent_config, "build_model", counted)
+    runners = build_runners(load_agents(write(tmp_path, CONFIG)), work_tree=tmp_path, offline=False)
+    assert runners["author"].editable("git_push") and made == []
+    assert isinstance(runners["author"].model, BedrockConverseModel) and runners["author"].model is not None
+    assert made == ["anthropic.claude-3-5-haiku-20241022-v1:0"]
 
 
 def test_offline_runs_every_agent_on_the_offline_model(tmp_path: Path) -> None:

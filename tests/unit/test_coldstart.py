@@ -30,7 +30,11 @@ for name in sys.argv[1:]:
     made = [f.__name__ for f in (runtime.beam, runtime.sqs, runtime.events_client, runtime.management_api)
             if f.cache_info().currsize]
     if runtime.beam.cache_info().currsize and not runtime.beam()._setup.loaders:
-        made.append("agents:" + ",".join(sorted(runtime.beam()._setup.agents)))
+        runners = runtime.beam()._setup.agents
+        made.append("agents:" + ",".join(sorted(runners)))
+        # agents.yaml's runners make their model on first use: only where init asked for it
+        if all(r._model is not None for r in runners.values()):
+            made.append("models")
     seen[name] = [gc.isenabled(), gc.get_freeze_count(), callable(module.lambda_handler), made]
 print("PROBE " + json.dumps(seen))
 """
@@ -80,7 +84,7 @@ def test_in_lambda_init_makes_what_requests_use_and_freezes_it() -> None:
         "records": ["beam"],
         "resume": ["beam", "sqs", "events_client", agents],
         "sweep": ["beam", "management_api"],
-        "worker": ["beam", "management_api", agents],
+        "worker": ["beam", "management_api", agents, "models"],
     }
 
 

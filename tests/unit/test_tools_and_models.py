@@ -134,6 +134,30 @@ def test_runner_reports_an_unknown_tool_to_the_model() -> None:
     assert result.text() == "ok"
 
 
+def test_runner_makes_its_model_on_first_use_and_once() -> None:
+    made: list[ScriptedModel] = []
+
+    def make_model() -> ScriptedModel:
+        made.append(ScriptedModel([ModelTurn(text="hi")]))
+        return made[-1]
+
+    runner = ToolAgentRunner(make_model=make_model, tools=[add])
+    # what an API handler's checks ask of a runner needs no model
+    assert runner.editable("add") and runner.validate_args("add", {"a": "x"}) and made == []
+    agent_input = AgentInput(agent_name="a", session_id="s", interaction_id="i", run_id="r", user_id="u")
+    assert runner.run(agent_input, lambda frame: None).text() == "hi"
+    assert runner.run(agent_input, lambda frame: None).text() == "hi"
+    assert len(made) == 1 and runner.model is made[0]
+
+
+def test_runner_takes_a_model_or_its_maker_not_both_nor_neither() -> None:
+    model = ScriptedModel([ModelTurn(text="hi")])
+    with pytest.raises(TypeError):
+        ToolAgentRunner()
+    with pytest.raises(TypeError):
+        ToolAgentRunner(model=model, make_model=lambda: model)
+
+
 def test_request_errors_name_every_bad_field() -> None:
     with pytest.raises(BeamError) as raised:
         parse_request(InvokeRequest, {"agent_name": "", "session_id": "x", "content": []})

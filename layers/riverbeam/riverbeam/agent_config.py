@@ -19,22 +19,25 @@ what the tool forbids. A time to answer is the tool's setting here, else the too
 With `offline=True` (RIVERBEAM_MODEL=offline) every agent runs on the offline model, whatever model_id says.
 """
 
-from __future__ import annotations
-
+# no `from __future__ import annotations`: pydantic would compile and evaluate every field's annotation
+# string as each model class is made
 import dataclasses
+import functools
 import importlib
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .llm import AuthorOfflineModel, ChatModel
 from .runner import ToolAgentRunner
 from .tools import Tool, make_tool
 from .tools.files import git_log_tool, list_files_tool, read_file_tool
 from .tools.git import git_push_tool
+
+if TYPE_CHECKING:
+    from .llm import ChatModel
 
 # built-in tools by name, each made for the agent's work tree
 BUILTIN_TOOLS: dict[str, Callable[[Path], Tool]] = {
@@ -50,7 +53,8 @@ class ConfigError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # built by the first file read (AgentsFile's validator builds the models it holds), not at import
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Inference(_Strict):
@@ -83,7 +87,7 @@ class AgentSpec(_Strict):
     tool_settings: dict[str, ToolSettings] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _settings_name_tools(self) -> AgentSpec:
+    def _settings_name_tools(self) -> Self:
         names = {_tool_name(t) for t in self.tools}
         for key, named in (("approval", self.approval), ("tool_settings", list(self.tool_settings))):
             unknown = [a for a in named if a not in names]
@@ -167,8 +171,10 @@ def _configured(made: Tool, spec: AgentSpec, listed_as: str) -> Tool:
     )
 
 
-def build_model(spec: AgentSpec, *, offline: bool, client: Any = None) -> ChatModel:
+def build_model(spec: AgentSpec, *, offline: bool, client: Any = None) -> "ChatModel":
     if offline or spec.model_id is None:
+        from .llm import AuthorOfflineModel
+
         return AuthorOfflineModel()
     from .bedrock import BedrockConverseModel, ConversationWindow
 
@@ -192,7 +198,9 @@ def build_runners(
             tools = build_tools(spec, work_tree)
         except ConfigError as error:
             raise ConfigError(f"agents.{name}.tools: {error}") from None
-        runners[name] = ToolAgentRunner(model=build_model(spec, offline=offline, client=client), tools=tools)
+        # the model is made by its first use: an API handler that checks and queues never makes it
+        make_model = functools.partial(build_model, spec, offline=offline, client=client)
+        runners[name] = ToolAgentRunner(make_model=make_model, tools=tools)
     return runners
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from beam_store.records import (
     ErrorInfo,
@@ -17,7 +17,6 @@ from beam_store.records import (
 
 from .agents import DEFAULT_HISTORY_WINDOW, AgentInput, Emit, RunnerFailure
 from .errors import BeamError, ToolError
-from .llm import ChatModel
 from .models import (
     ActionRequest,
     AgentResult,
@@ -29,16 +28,36 @@ from .models import (
 )
 from .tools import Tool
 
+if TYPE_CHECKING:
+    from .llm import ChatModel
+
 DEFAULT_MAX_TURNS = 16
 
 
 class ToolAgentRunner:
     def __init__(
-        self, model: ChatModel, tools: Sequence[Tool] = (), *, max_turns: int = DEFAULT_MAX_TURNS
+        self,
+        model: ChatModel | None = None,
+        tools: Sequence[Tool] = (),
+        *,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        make_model: Callable[[], ChatModel] | None = None,
     ) -> None:
-        self.model = model
+        """`model`, or `make_model` to make it on first use (agents.yaml's agents: an API handler that
+        only checks and queues never imports nor makes a model)."""
+        if (model is None) == (make_model is None):
+            raise TypeError("ToolAgentRunner takes a model or make_model, not both nor neither")
+        self._model = model
+        self._make_model = make_model
         self.tools = {t.name: t for t in tools}
         self.max_turns = max_turns
+
+    @property
+    def model(self) -> ChatModel:
+        if self._model is None and self._make_model is not None:
+            self._model = self._make_model()
+        assert self._model is not None  # one of the two is given (__init__)
+        return self._model
 
     @property
     def history_window(self) -> int | None:

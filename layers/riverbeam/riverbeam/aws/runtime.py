@@ -120,24 +120,29 @@ def beam() -> RiverBeam:
 def prepare(
     *,
     agents: bool = False,
+    models: bool = False,
     queue: bool = False,
     events: bool = False,
     push: bool = False,
     tokens: bool = False,
 ) -> None:
     """In Lambda, make at init what each request of the function uses: the RiverBeam (its DynamoDB client)
-    and, as asked, the agents, the SQS client, the approval events' sink and client, the management API
-    client (AWS's advice: clients outside the handler), the token check (AuthMode jwt). Made inside
-    coldstart's pause of the collector they cost less than made by the first request, and are frozen with
-    the rest of init. Elsewhere (tests, the local stack) nothing is made here: the first use makes each, as
-    it always does. A failure is logged and left to the first request, which tries again and answers with
-    the error."""
+    and, as asked, the agents, their models (a Bedrock model with its client), the SQS client, the approval
+    events' sink and client, the management API client (AWS's advice: clients outside the handler), the
+    token check (AuthMode jwt). Made inside coldstart's pause of the collector they cost less than made by
+    the first request, and are frozen with the rest of init. Elsewhere (tests, the local stack) nothing is
+    made here: the first use makes each, as it always does. A failure is logged and left to the first
+    request, which tries again and answers with the error."""
     if "AWS_LAMBDA_FUNCTION_NAME" not in os.environ:
         return
     try:
         riverbeam = beam()
         if agents:
             riverbeam.load_agents()
+        if models:
+            for runner in riverbeam.agents().values():
+                # a runner's model and the model's client are made by their first use (a job) otherwise
+                getattr(getattr(runner, "model", None), "client", None)
         if queue:
             sqs()
         if events and settings().event_bus_name:

@@ -15,7 +15,6 @@ from ..errors import BeamError
 from ..models import AgentResult, AuthContext, InvokeRequest, RunJob
 from ..pipeline import intake
 from . import refusals, runtime
-from .events import MessageEvent
 
 CallerOf = Callable[[dict[str, Any]], AuthContext]
 
@@ -86,6 +85,10 @@ def message(event: dict[str, Any]) -> dict[str, Any]:
     """The `invoke` and `resume` routes: the body is the HTTP request's, plus `"action"`; the caller is
     the connection's subscriber; the answer (a StreamAck or an error) goes back on the connection. The
     body is parsed once, here."""
+    # the WebSocket message's models are made by the first message, not at init: an HTTP request never
+    # uses them
+    from .events import MessageEvent
+
     request_id = None
     try:
         parsed = MessageEvent.model_validate(event)

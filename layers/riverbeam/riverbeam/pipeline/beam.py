@@ -126,6 +126,11 @@ class RiverBeam:
         an agent would (bench/cold_start.py counts them in a cold start)."""
         self._setup.load_agents()
 
+    def agents(self) -> dict[str, AgentRunner]:
+        """The registered agents by name (loading those registered on first use)."""
+        self._setup.load_agents()
+        return dict(self._setup.agents)
+
     # invoke and resume, run here
 
     @_hide_internal_errors
