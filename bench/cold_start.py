@@ -307,7 +307,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=(__doc__ or "").splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=15, help="samples per function (default: 15)")
     parser.add_argument("--python", help="the runtime's interpreter (default: python3.12 from pyenv or PATH)")
     parser.add_argument(
         "--without-bytecode",
