@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 CATALOGUE: dict[str, tuple[int, str]] = {
     "BEM-001": (400, "the request does not fit the request model"),
     "BEM-002": (413, "the request is over a limit"),
+    "BEM-003": (415, "the request body is not sent as application/json"),
     "BEM-010": (404, "no such route"),
     "BEM-020": (404, "session not found"),
     "BEM-021": (404, "unknown agent_name"),
@@ -18,6 +19,8 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "BEM-030": (401, "the caller is not authenticated"),
     "BEM-031": (403, "the session belongs to another user"),
     "BEM-032": (503, "the token keys are unavailable; try again later"),
+    "BEM-033": (401, "the local stack's secret is missing or wrong"),
+    "BEM-034": (403, "the request comes from another origin or names another host than the local stack"),
     "BEM-040": (409, "the interaction already has a run in progress"),
     "BEM-041": (500, "the agent exceeded its turn limit"),
     "BEM-042": (409, "the run is being executed by another worker"),
