@@ -1,15 +1,17 @@
 """How the chat and the demo show a conversation: one line per event, a label in a column of its own
-(`you      > ...`, `author   : ...`, `tool     git_push {...} needs approval`), text as it streams."""
+(`you      > ...`, `author   : ...`, `tool     git_push {...} needs approval`), text as it streams.
+Everything shown goes through riverbeam_local.display first (control, bidi and invisible characters as
+visible escapes), and is written as rich Text, never as markup."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
 from .client import Json
+from .display import visible, visible_json
 
 LABEL_WIDTH = 8
 STYLES = {
@@ -21,21 +23,26 @@ STYLES = {
     "expired": "bold red",
     "error": "bold red",
     "remote": "bold magenta",
+    "warning": "bold red",
 }
 SHORT_TEXT = 60
 
 
 def compact(value: Any) -> str:
-    """Args as the approval question shows them: JSON on one line, non-ASCII kept."""
-    return json.dumps(value, ensure_ascii=False)
+    """Args as the approval question shows them: JSON on one line, non-ASCII kept, hidden characters
+    escaped (valid JSON of the same value)."""
+    return visible_json(value)
 
 
 def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else compact(value)
-    if isinstance(value, str) and len(value) == 40 and all(c in "0123456789abcdef" for c in value):
+    """A value in a few words: its first line, cut (then escaped, so no escape is cut in half)."""
+    if not isinstance(value, str):
+        text = compact(value)
+        return text if len(text) <= SHORT_TEXT else text[: SHORT_TEXT - 3] + "..."
+    if len(value) == 40 and all(c in "0123456789abcdef" for c in value):
         return value[:7]  # a commit id
-    first = text.splitlines()[0] if text else text
-    return first if len(first) <= SHORT_TEXT and first == text else first[: SHORT_TEXT - 3] + "..."
+    first = value.split("\n", 1)[0]
+    return visible(first if len(first) <= SHORT_TEXT and first == value else first[: SHORT_TEXT - 3] + "...")
 
 
 def outcome_summary(frame: Json) -> str:
@@ -59,19 +66,22 @@ class View:
         self._speaking: str | None = None  # the agent whose text is streaming on the current line
 
     def line(self, label: str, text: str, sigil: str = "") -> None:
+        """One line: `text` with every hidden character escaped, its newlines too."""
         self.end_text()
-        self.console.print(self._label(label, sigil), Text(text), sep="")
+        self.console.print(self._label(label, sigil), Text(visible(text)), sep="")
 
     def _label(self, label: str, sigil: str) -> Text:
-        head = Text(f"{label:<{LABEL_WIDTH}} ", style=STYLES.get(label, "bold blue"))
+        head = Text(f"{visible(label):<{LABEL_WIDTH}} ", style=STYLES.get(label, "bold blue"))
         return head + Text(f"{sigil} ") if sigil else head
 
     def text(self, agent: str, delta: str) -> None:
+        """An agent's text as it streams: its lines and tabs kept, any other hidden character escaped
+        (one character at a time, so a sequence split across deltas is escaped all the same)."""
         if self._speaking != agent:
             self.end_text()
             self.console.print(self._label(agent, ":"), end="")
             self._speaking = agent
-        self.console.print(Text(delta), end="")
+        self.console.print(Text(visible(delta, lines=True)), end="")
 
     def end_text(self) -> None:
         if self._speaking is not None:
