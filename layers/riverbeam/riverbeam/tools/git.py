@@ -1,5 +1,5 @@
 """`git_push`: pushes a branch of a configured work tree; a rejected push is BEM-330 with the remote's
-words."""
+words (no server path in them: the remote's is `../remote.git` or `.../name`)."""
 
 import subprocess
 from pathlib import Path
@@ -7,19 +7,14 @@ from typing import Any
 
 from ..errors import ToolError
 from . import Tool, make_tool
+from .files import run_git
+from .redact import redacted
 
 PUSH_TIMEOUT_SECONDS = 120
 
 
 def _git(work_tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", "-C", str(work_tree), *args],
-        capture_output=True,
-        text=True,
-        timeout=PUSH_TIMEOUT_SECONDS,
-        check=False,
-        env=None,
-    )
+    return run_git(work_tree, *args, timeout=PUSH_TIMEOUT_SECONDS)
 
 
 def _remote_message(stderr: str) -> str:
@@ -39,10 +34,10 @@ def git_push_tool(work_tree: str | Path, *, remote: str = "origin") -> Tool:
             raise ToolError("BEM-332", f"git_push: {ref!r} is not a valid branch name")
         pushed = _git(tree, "push", "--porcelain", remote, f"refs/heads/{ref}:refs/heads/{ref}")
         if pushed.returncode != 0:
-            raise ToolError(
-                "BEM-330", f"push of {ref} to {remote} rejected: {_remote_message(pushed.stderr)}"
-            )
+            words = redacted(_remote_message(pushed.stderr), tree)
+            raise ToolError("BEM-330", f"push of {ref} to {remote} rejected: {words}")
         head = _git(tree, "rev-parse", f"refs/heads/{ref}").stdout.strip()
-        return {"ref": ref, "remote": remote, "commit": head, "summary": pushed.stdout.strip()}
+        summary = redacted(pushed.stdout.strip(), tree)
+        return {"ref": ref, "remote": remote, "commit": head, "summary": summary}
 
     return make_tool(git_push, confirm_required=True)
