@@ -19,6 +19,7 @@ from .records import (
     Interaction,
     InteractionStatus,
     Message,
+    RequestRecord,
     Run,
     Session,
     action_cursor,
@@ -52,6 +53,7 @@ class InMemoryStore:
         self._message_ids: set[str] = set()
         self._frames: dict[str, dict[int, tuple[int, str]]] = {}  # run -> seq -> (expires_at, JSON)
         self._connections: dict[str, Connection] = {}
+        self._requests: dict[tuple[str, str], RequestRecord] = {}  # (user_id, request_id) -> record
 
     def get_session(self, session_id: str) -> Session | None:
         with self._lock:
@@ -215,9 +217,40 @@ class InMemoryStore:
             ]
         return sorted(found, key=lambda c: c.connection_id)
 
+    # idempotency records
+
+    def claim_request(self, record: RequestRecord, now: int) -> RequestRecord | None:
+        key = (record.user_id, record.request_id)
+        with self._lock:
+            held = self._requests.get(key)
+            if held is not None and held.holds(now):
+                return held.model_copy(deep=True)
+            self._requests[key] = record.model_copy(deep=True)
+            return None
+
+    def keep_answer(self, user_id: str, request_id: str, claim_id: str, answer: dict[str, Any]) -> bool:
+        with self._lock:
+            held = self._requests.get((user_id, request_id))
+            if held is None or held.claim_id != claim_id or held.status != "in_progress":
+                return False
+            kept = {"status": "completed", "answer": json.loads(json.dumps(answer))}
+            self._requests[(user_id, request_id)] = held.model_copy(update=kept)
+            return True
+
+    def release_request(self, user_id: str, request_id: str, claim_id: str) -> None:
+        with self._lock:
+            held = self._requests.get((user_id, request_id))
+            if held is not None and held.claim_id == claim_id:
+                del self._requests[(user_id, request_id)]
+
+    def get_request(self, user_id: str, request_id: str, now: int) -> RequestRecord | None:
+        with self._lock:
+            held = self._requests.get((user_id, request_id))
+            return _copy(held) if held is not None and held.expires_at > now else None
+
     def records(self) -> list[BaseModel]:
-        """Every session, interaction, run, action and message it holds (copies): what a table scan is to
-        DynamoDB, for tests and debugging."""
+        """Every session, interaction, run, action, message and idempotency record it holds (copies): what
+        a table scan is to DynamoDB, for tests and debugging."""
         with self._lock:
             kinds: list[Iterable[BaseModel]] = [
                 self._sessions.values(),
@@ -225,6 +258,7 @@ class InMemoryStore:
                 self._runs.values(),
                 self._actions.values(),
                 (m for messages in self._messages.values() for m in messages),
+                self._requests.values(),
             ]
             return [record.model_copy(deep=True) for kind in kinds for record in kind]
 

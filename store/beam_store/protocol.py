@@ -10,6 +10,7 @@ from .records import (
     Interaction,
     InteractionStatus,
     Message,
+    RequestRecord,
     Run,
     Session,
 )
@@ -123,6 +124,26 @@ class BeamStore(Protocol):
 
     def list_connections(self, session_id: str) -> list[Connection]:
         """The session's unexpired connections."""
+        ...
+
+    def claim_request(self, record: RequestRecord, now: int) -> RequestRecord | None:
+        """Store `record` (in progress) unless a record that still holds its caller's request_id at `now`
+        (epoch s; `RequestRecord.holds`) is there: one conditional write. None where it was stored (the
+        caller answers the request); else the record that holds it, as the refused write found it."""
+        ...
+
+    def keep_answer(self, user_id: str, request_id: str, claim_id: str, answer: dict[str, Any]) -> bool:
+        """Store the answer of the claim `claim_id` (the record then `completed`); False, and nothing
+        written, where the record is no longer that claim's (it lapsed and another took it)."""
+        ...
+
+    def release_request(self, user_id: str, request_id: str, claim_id: str) -> None:
+        """Delete the record while it is the claim `claim_id`'s (the request failed: a retry starts
+        afresh); no error where it is gone or another's."""
+        ...
+
+    def get_request(self, user_id: str, request_id: str, now: int) -> RequestRecord | None:
+        """The record of the caller's request_id, None where there is none or it expired by `now`."""
         ...
 
     def commit(self, step: StepWrite) -> list[Message]:

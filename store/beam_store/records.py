@@ -16,6 +16,7 @@ ActionStatus = Literal["pending", "resolved", "cancelled", "expired"]
 MessageRole = Literal["human", "ai", "tool"]
 MessageType = Literal["message", "action_result"]
 ResponseStatus = Literal["submitted", "cancelled"]
+RequestStatus = Literal["in_progress", "completed"]
 
 
 def utc_now() -> str:
@@ -159,6 +160,8 @@ class ActionResponseRecord(WireModel):
     args_sha256: str | None = None
     edited_args: dict[str, Any] | None = None
     edited_args_sha256: str | None = None
+    # the hash of the whole request that answered (a retry of it with the same request_id is recognised)
+    request_sha256: str | None = None
 
 
 class ToolOutcome(WireModel):
@@ -215,6 +218,27 @@ def action_cursor(action: Action) -> str:
     """Where an action sits among its session's actions (by status, then oldest first): the cursor of a
     page that ends with it."""
     return f"{action.status}#{action.created_at}#{action.action_id}"
+
+
+class RequestRecord(WireModel):
+    """An idempotency record: a caller's `request_id`, the hash of the request first sent with it, and
+    the first answer (JSON) once there is one. `claim_id` names the process answering it; past
+    `lease_expires_at` (epoch s) an unanswered claim is taken to be a dead one's, and past `expires_at`
+    (epoch s, the TTL) the record is ignored and the request_id free again."""
+
+    user_id: str
+    request_id: str
+    request_sha256: str
+    status: RequestStatus
+    claim_id: str
+    answer: dict[str, Any] | None = None
+    created_at: str
+    lease_expires_at: int
+    expires_at: int
+
+    def holds(self, now: int) -> bool:
+        """Whether it still holds its request_id at `now`: not expired, and answered or its claim alive."""
+        return self.expires_at > now and (self.status == "completed" or self.lease_expires_at > now)
 
 
 class Connection(WireModel):

@@ -29,18 +29,36 @@ def _allowed(function: str) -> set[str]:
     return found
 
 
+# IAM authorizes a TransactWriteItems item by item, each as the single-item action of its kind (there is no
+# dynamodb:TransactWriteItems action)
+_TRANSACTED = {
+    "Put": "dynamodb:PutItem",
+    "Update": "dynamodb:UpdateItem",
+    "Delete": "dynamodb:DeleteItem",
+    "ConditionCheck": "dynamodb:ConditionCheckItem",
+}
+
+
+def _authorized_as(operation: str, params: dict[str, Any]) -> set[str]:
+    """The IAM actions a DynamoDB call is authorized as."""
+    if operation == "TransactWriteItems":
+        return {_TRANSACTED[kind] for item in params["TransactItems"] for kind in item}
+    return {f"dynamodb:{operation}"}
+
+
 @contextmanager
 def _recorded(store: DynamoBeamStore) -> Iterator[set[str]]:
     calls: set[str] = set()
 
-    def record(model: Any, **_: Any) -> None:
-        calls.add(f"dynamodb:{model.name}")
+    def record(model: Any, params: dict[str, Any], **_: Any) -> None:
+        calls.update(_authorized_as(model.name, params))
 
-    store.client.meta.events.register("before-call.dynamodb", record)
+    # before the request is built: the call's own parameters (TransactItems)
+    store.client.meta.events.register("before-parameter-build.dynamodb", record)
     try:
         yield calls
     finally:
-        store.client.meta.events.unregister("before-call.dynamodb", record)
+        store.client.meta.events.unregister("before-parameter-build.dynamodb", record)
 
 
 def _missing(calls: set[str], function: str) -> list[str]:

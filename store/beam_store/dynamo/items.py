@@ -11,12 +11,15 @@ Items (pk / sk):
                                    gsi2: SESSION#<id> / ACTION#<status>#<created_at>#<id> (the inbox);
                                    gsi3, while pending: PENDING / <expires_at>#<id> (the sweep)
   CONN#<id> / CONN                 a WebSocket connection, with a TTL; gsi1: SESSION#<id> / CONN#<id>
+  REQUEST#<request_id>#<user_id> / REQUEST
+                                   an idempotency record (a caller's request_id), with a TTL
 
 The attributes that hold JSON of any shape (a message's `content`, an action's `args`, `outcome` and
-`response`, a run's `error`) are stored as one string of compact JSON, not as DynamoDB maps and lists:
-a DynamoDB number has no int/float distinction (1e20 came back as an int), holds 38 digits within
-1e-130..1e126 (an output of 1e300 or 10**40 could not be written), and maps nest 32 deep at most. Items
-written before, with those attributes as maps and lists, are still read (their numbers as before).
+`response`, a run's `error`, an idempotency record's `answer`) are stored as one string of compact JSON,
+not as DynamoDB maps and lists: a DynamoDB number has no int/float distinction (1e20 came back as an
+int), holds 38 digits within 1e-130..1e126 (an output of 1e300 or 10**40 could not be written), and maps
+nest 32 deep at most. Items written before, with those attributes as maps and lists, are still read
+(their numbers as before).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from ..records import (
     Connection,
     Interaction,
     Message,
+    RequestRecord,
     Run,
     Session,
     action_cursor,
@@ -55,7 +59,9 @@ TTL_ATTRIBUTE = "expires_at"
 MAX_SEQ = 10**12 - 1
 MAX_FRAME = 10**8 - 1
 # record fields whose values are JSON of any shape, each stored as a string of compact JSON
-JSON_ATTRIBUTES = frozenset({"content", "args", "run_args", "outcome", "response", "error", "usage"})
+JSON_ATTRIBUTES = frozenset(
+    {"content", "args", "run_args", "outcome", "response", "error", "usage", "answer"}
+)
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -137,6 +143,12 @@ def connection_key(connection_id: str) -> Item:
     return {"pk": {"S": f"CONN#{connection_id}"}, "sk": {"S": "CONN"}}
 
 
+def request_key(user_id: str, request_id: str) -> Item:
+    """A request_id is a UUID (36 characters, no `#`), so the user id after it is read back unambiguously;
+    a user id is at most 1 KiB, the key under DynamoDB's 2 KiB."""
+    return {"pk": {"S": f"REQUEST#{request_id}#{user_id}"}, "sk": {"S": "REQUEST"}}
+
+
 def message_sk(seq: int) -> str:
     return f"MSG#{seq:012d}"
 
@@ -212,6 +224,12 @@ def frame_item(run_id: str, frame: Mapping[str, Any], expires_at: int) -> Item:
         "frame": {"S": json.dumps(frame)},
         TTL_ATTRIBUTE: {"N": str(expires_at)},
     }
+
+
+def request_item(record: RequestRecord) -> Item:
+    """Its `expires_at` (epoch s) is the table's TTL attribute: DynamoDB deletes it some time after."""
+    key = request_key(record.user_id, record.request_id)
+    return key | record_attrs(record) | {"entity": {"S": "request"}}
 
 
 def connection_item(connection: Connection) -> Item:

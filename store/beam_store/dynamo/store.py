@@ -1,6 +1,6 @@
 """DynamoBeamStore: the records in one on-demand DynamoDB table (items.py draws its items). Every read is
 a GetItem or a Query; a step is one TransactWriteItems (transaction.py), sent again while it loses to
-other writers of its session, with one backoff policy for every retry."""
+other writers of its session, with one backoff policy for every retry; requests.py: idempotency records."""
 
 from __future__ import annotations
 
@@ -53,6 +53,7 @@ from .items import (
     session_item,
     session_key,
 )
+from .requests import RequestRecords
 from .retry import MAX_ATTEMPTS, MAX_SECONDS, STEP_BACKOFF, batch_put
 from .table import ensure_table
 from .transaction import refused, transact_items
@@ -63,7 +64,7 @@ else:
     DynamoDBClient = Any
 
 
-class DynamoBeamStore:
+class DynamoBeamStore(RequestRecords):
     def __init__(
         self,
         client: DynamoDBClient,
