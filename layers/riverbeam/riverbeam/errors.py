@@ -24,6 +24,8 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "BEM-040": (409, "the interaction already has a run in progress"),
     "BEM-041": (500, "the agent exceeded its turn limit"),
     "BEM-042": (409, "the run is being executed by another worker"),
+    "BEM-043": (409, "the request_id was sent before with another request"),
+    "BEM-044": (409, "the request with this request_id is still being answered; retry later"),
     "BEM-062": (400, "resume needs an interaction_id"),
     "BEM-063": (400, "an action_id is not a UUID"),
     "BEM-064": (400, "the action belongs to another interaction"),
