@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+import urllib.parse
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,9 +35,9 @@ def say(driver: WebDriver, text: str, until_shown: str) -> None:
     )
 
 
-def stage(driver: WebDriver, url: str) -> None:
-    """The page as the picture shows it."""
-    driver.get(f"{url}/?user=alice")
+def stage(driver: WebDriver, page_url: str) -> None:
+    """The page as the picture shows it (`page_url`: the one the stack printed, with its secret)."""
+    driver.get(urllib.parse.urlsplit(page_url)._replace(query="user=alice").geturl())
     driver.find_element(By.ID, "new-session").click()
     say(driver, "Hello", "I can push a branch for you")
     say(driver, "Push docs/update", "I will push docs/update once you approve.")
@@ -70,7 +71,7 @@ def main(argv: list[str]) -> int:
             "Emulation.setDeviceMetricsOverride",
             {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False},
         )
-        stage(driver, dev.http_url)
+        stage(driver, dev.urls["Inbox page"])
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_bytes(driver.get_screenshot_as_png())
     print(f"wrote {output}")

@@ -21,6 +21,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from .client import ApiClient, ClientError, Json, response
 from .options import add_connection_options
+from .stack_secret import find_secret
 from .stream import Subscription
 from .view import View, compact
 
@@ -192,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print("riverbeam chat: needs a terminal (scripts use riverbeam invoke and resume)", file=sys.stderr)
         return 2
-    api = ApiClient(args.url, args.user)
+    api = ApiClient(args.url, args.user, secret=find_secret(args.secret))
     chat = Chat(api, args.session or str(uuid.uuid4()), args.agent, View())
     try:
         return asyncio.run(chat.run())

@@ -7,8 +7,9 @@ import logging
 import sys
 from pathlib import Path
 
+from .stack_secret import DEFAULT_DATA_DIR, SECRET_VARIABLE
+
 DEFAULT_PORT = 3000
-DEFAULT_DATA_DIR = Path("~/.riverbeam/dev")
 # how often the local stack runs the sweep (the template's SweepSchedule is a minute)
 DEFAULT_SWEEP_SECONDS = 30.0
 
@@ -18,7 +19,9 @@ def parser() -> argparse.ArgumentParser:
         prog="riverbeam dev",
         description="Riverbeam's HTTP API, WebSocket API and management API on 127.0.0.1, routed to the "
         "handlers of functions/ as template.yaml declares them, with an embedded DynamoDB and SQS "
-        "(unless AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS name others) and AuthMode none.",
+        "(unless AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS name others) and AuthMode none. Every "
+        f"API request must carry the stack's secret: ${SECRET_VARIABLE} where set, else a random one kept in "
+        "the data dir's `secret` file; the page's URL printed at start carries it.",
     )
     found.add_argument(
         "--port",
@@ -30,7 +33,7 @@ def parser() -> argparse.ArgumentParser:
         "--data-dir",
         type=Path,
         default=DEFAULT_DATA_DIR,
-        help="where the records, the author agent's work tree and its bare remote are kept "
+        help="where the records, the secret, the author agent's work tree and its bare remote are kept "
         "(default: %(default)s)",
     )
     found.add_argument(

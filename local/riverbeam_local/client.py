@@ -8,7 +8,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_URL = "http://127.0.0.1:3000"
@@ -57,11 +57,13 @@ class Unreachable(ClientError):
         super().__init__(f"cannot reach {url}: {reason}")
 
 
-def websocket_url(http_url: str, session_id: str, user_id: str) -> str:
-    """`http://host:port/` -> `ws://host:port/ws?session_id=...&user_id=...` (https -> wss)."""
+def websocket_url(http_url: str, session_id: str, user_id: str, secret: str | None = None) -> str:
+    """`http://host:port/` -> `ws://host:port/ws?session_id=...&user_id=...&secret=...` (https -> wss;
+    the stack's secret where there is one: a WebSocket has no header for it)."""
     parts = urllib.parse.urlsplit(http_url)
     scheme = "wss" if parts.scheme == "https" else "ws"
-    query = urllib.parse.urlencode({"session_id": session_id, "user_id": user_id})
+    fields = {"session_id": session_id, "user_id": user_id, **({"secret": secret} if secret else {})}
+    query = urllib.parse.urlencode(fields)
     return urllib.parse.urlunsplit((scheme, parts.netloc, parts.path.rstrip("/") + "/ws", query, ""))
 
 
@@ -74,17 +76,23 @@ def _decoded(raw: bytes) -> Any:
 
 @dataclass
 class ApiClient:
+    """`secret`: the local stack's, sent as `Authorization: Bearer` (None: no such header)."""
+
     url: str
     user: str
     timeout: float = HTTP_TIMEOUT_SECONDS
+    secret: str | None = field(default=None, repr=False)
 
     def request(self, method: str, path: str, body: Json | None = None, **query: object) -> Any:
         query = {"user_id": self.user, **{k: v for k, v in query.items() if v is not None}}
         target = self.url.rstrip("/") + path + "?" + urllib.parse.urlencode(query)
+        headers = {"content-type": "application/json", "accept": "application/json"}
+        if self.secret:
+            headers["authorization"] = f"Bearer {self.secret}"
         request = urllib.request.Request(
             target,
             data=None if body is None else json.dumps(body).encode(),
-            headers={"content-type": "application/json", "accept": "application/json"},
+            headers=headers,
             method=method,
         )
         try:

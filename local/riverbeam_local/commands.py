@@ -15,6 +15,7 @@ from typing import Any
 
 from .client import RECORD_PATHS, ApiClient, ApiError, ClientError, Json, response
 from .options import add_connection_options
+from .stack_secret import find_secret
 from .stream import Subscription
 
 
@@ -113,7 +114,7 @@ def main(argv: list[str]) -> int:
     _commands(parser)
     args = parser.parse_args(argv)
     try:
-        COMMANDS[args.command](ApiClient(args.url, args.user), args)
+        COMMANDS[args.command](ApiClient(args.url, args.user, secret=find_secret(args.secret)), args)
     except ApiError as error:
         print(error.json(), file=sys.stderr)
         return 1

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import process
 from .client import ApiClient, ClientError, Json, response
+from .stack_secret import secret_in_url
 from .stream import Subscription
 from .view import View
 
@@ -135,7 +136,9 @@ def demo(data_dir: Path) -> int:
         return _fail(str(error).strip().splitlines()[-1], 1)
     try:
         view.line("stack", f"HTTP API {dev.http_url}/, WebSocket API {dev.websocket_url}")
-        ok = asyncio.run(Demo(ApiClient(dev.http_url, USER), data_dir, view).run())
+        # the stack's secret, from the page's URL it printed
+        api = ApiClient(dev.http_url, USER, secret=secret_in_url(dev.urls.get("Inbox page", "")))
+        ok = asyncio.run(Demo(api, data_dir, view).run())
     except ClientError as error:
         return _fail(error.line(), 1)
     finally:

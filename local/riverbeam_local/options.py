@@ -1,4 +1,5 @@
-"""The flags every client command takes: where the API is, and who is calling (AuthMode `none`)."""
+"""The flags every client command takes: where the API is, the stack's secret, and who is calling (AuthMode
+`none`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import getpass
 import os
 
 from .client import DEFAULT_URL
+from .stack_secret import DEFAULT_DATA_DIR, SECRET_FILE, SECRET_VARIABLE
 
 
 def default_user() -> str:
@@ -19,5 +21,9 @@ def default_user() -> str:
 def add_connection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--url", default=DEFAULT_URL, help="the stack's HTTP API (default: %(default)s; see riverbeam dev)"
+    )
+    parser.add_argument(
+        "--secret",
+        help=f"the stack's secret (default: ${SECRET_VARIABLE}, else {DEFAULT_DATA_DIR / SECRET_FILE})",
     )
     parser.add_argument("--user", default=default_user(), help="who you are (default: $USER)")

@@ -21,6 +21,7 @@ from typing import Any
 import uvicorn
 
 from . import template as template_module
+from .stack_secret import SecretError, page_url, stack_secret
 
 log = logging.getLogger("riverbeam_local")
 HOST = "127.0.0.1"
@@ -131,12 +132,12 @@ class DevServer(uvicorn.Server):
             self._on_ready()
 
 
-def _print_ready(port: int, data_dir: Path, endpoints: dict[str, str]) -> None:
+def _print_ready(port: int, data_dir: Path, endpoints: dict[str, str], secret: str) -> None:
     lines = [
         f"HTTP API:        http://{HOST}:{port}/",
         f"WebSocket API:   ws://{HOST}:{port}/ws",
         f"Management API:  http://{HOST}:{port}/@connections/{{id}}",
-        f"Inbox page:      http://{HOST}:{port}/",
+        f"Inbox page:      {page_url(f'http://{HOST}:{port}/', secret)}",
         *(f"{name + ':':<16} {url}" for name, url in endpoints.items()),
         f"Data dir:        {data_dir}",
         "Ready (Ctrl-C stops).",
@@ -184,6 +185,10 @@ def run(
     os.environ.update(RIVERBEAM_MODEL=model, RIVERBEAM_AGENTS_FILE=str(agents))
     with _stopped_by_signals(), contextlib.ExitStack() as stack:
         data_dir = prepare_data_dir(data_dir)
+        try:
+            secret = stack_secret(data_dir)
+        except SecretError as error:
+            raise StartError(str(error)) from None
         sock = bind(port)
         stack.callback(sock.close)
         port = sock.getsockname()[1]
@@ -192,7 +197,7 @@ def run(
         except (OSError, ValueError, KeyError) as error:
             raise StartError(f"template.yaml cannot be read: {error}") from None
         _aws_defaults()
-        return _serve(stack, sock, port, data_dir, template, sweep_seconds)
+        return _serve(stack, sock, port, data_dir, template, sweep_seconds, secret)
 
 
 def _serve(
@@ -202,6 +207,7 @@ def _serve(
     data_dir: Path,
     template: template_module.Template,
     sweep_seconds: float,
+    secret: str,
 ) -> int:
     # imported here: the handlers' libraries read their environment when first imported
     from botocore.exceptions import BotoCoreError, ClientError
@@ -209,6 +215,7 @@ def _serve(
 
     from . import aws, snapshot
     from .app import Api, create_app
+    from .door import Door
     from .functions import Functions
     from .poller import Poller
     from .schedule import Scheduler, log_events
@@ -289,7 +296,7 @@ def _serve(
     stack.callback(scheduler.stop)
 
     config = uvicorn.Config(
-        create_app(Api(template, functions)),
+        Door(create_app(Api(template, functions)), port, secret),
         ws="websockets-sansio",
         lifespan="off",
         log_config=None,
@@ -299,7 +306,7 @@ def _serve(
     )
     server = DevServer(
         config,
-        on_ready=lambda: _print_ready(port, data_dir, endpoints),
+        on_ready=lambda: _print_ready(port, data_dir, endpoints, secret),
         drain=lambda: poller.stop(DRAIN_SECONDS),
     )
     server.run(sockets=[sock])

@@ -49,7 +49,7 @@ class Subscription:
     def __init__(self, api: ApiClient, session_id: str, notice: Notice | None = None) -> None:
         self.api = api
         self.session_id = session_id
-        self.url = websocket_url(api.url, session_id, api.user)
+        self.url = websocket_url(api.url, session_id, api.user, api.secret)
         self.notice = notice or (lambda _: None)
         self.epoch = 0  # how many times it connected: a follower replays what a reconnect may have lost
         self.connected = False

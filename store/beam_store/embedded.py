@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -87,13 +87,41 @@ def _restore(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
         table.items[hash_key][range_key] = item
 
 
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+_REFUSED = b'{"__type":"AccessDeniedException","message":"not for web pages (no CORS, Origin or other Host)"}'
+
+
+def no_browsers(app: WSGIApp, port: int) -> WSGIApp:
+    """`app` closed to web pages: moto's server answers every origin through CORS, so any page could read
+    and write the records. A preflight (OPTIONS), a request with an Origin header (browsers send one with
+    every cross-origin request but a plain GET) or one naming another Host (DNS rebinding) is refused with
+    403, and no answer carries an Access-Control-* header. boto3 sends none of these."""
+    hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
+
+    def guarded(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        foreign = str(environ.get("HTTP_HOST", "")).lower() not in hosts
+        if environ.get("REQUEST_METHOD") == "OPTIONS" or "HTTP_ORIGIN" in environ or foreign:
+            start_response("403 Forbidden", [("Content-Type", "application/x-amz-json-1.0")])
+            return [_REFUSED]
+
+        def without_cors(status: str, headers: list[tuple[str, str]], *rest: Any) -> Any:
+            kept = [(k, v) for k, v in headers if not k.lower().startswith("access-control-")]
+            return start_response(status, kept, *rest)
+
+        return app(environ, without_cors)
+
+    return guarded
+
+
 def make_server(port: int = 0) -> Any:
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
     from werkzeug.serving import make_server as werkzeug_server
 
     install_item_rollback()
     app = DomainDispatcherApplication(create_backend_app)
-    return werkzeug_server("127.0.0.1", port, app, threaded=False)
+    server = werkzeug_server("127.0.0.1", port, app, threaded=False)
+    server.app = no_browsers(server.app, server.server_port)
+    return server
 
 
 def main(argv: list[str] | None = None) -> None:

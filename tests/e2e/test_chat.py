@@ -26,6 +26,7 @@ from tests.support.devstack import (
     http,
     remote_refs,
     screen,
+    secret_of,
     work_commit,
 )
 
@@ -44,13 +45,23 @@ def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevProcess]:
 class Chat:
     """One `riverbeam chat` in a pseudo-terminal, as a person would type into it."""
 
-    def __init__(self, url: str, session_id: str | None = None, user: str = "u1") -> None:
+    def __init__(self, dev: DevProcess, session_id: str | None = None, user: str = "u1") -> None:
         self.session_id = session_id or str(uuid.uuid4())
-        self.url = url
+        self.dev = dev
         self.user = user
+        flags = [
+            "--url",
+            dev.http_url,
+            "--secret",
+            secret_of(dev),
+            "--user",
+            user,
+            "--session",
+            self.session_id,
+        ]
         self.term = pexpect.spawn(
             sys.executable,
-            ["-m", "riverbeam.cli", "chat", "--url", url, "--user", user, "--session", self.session_id],
+            ["-m", "riverbeam.cli", "chat", *flags],
             env={**os.environ, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"},
             encoding="utf-8",
             timeout=TIMEOUT_SECONDS,
@@ -81,7 +92,7 @@ class Chat:
             self.term.close(force=True)
 
     def messages(self) -> list[dict[str, Any]]:
-        status, page = http(self.url, "GET", f"/sessions/{self.session_id}/messages?user_id={self.user}")
+        status, page = http(self.dev, "GET", f"/sessions/{self.session_id}/messages?user_id={self.user}")
         assert status == 200, page
         return page["messages"]  # type: ignore[no-any-return]
 
@@ -89,16 +100,16 @@ class Chat:
         """The action asked for in the run of the message `asked_by` (read over HTTP, as any client may)."""
         query = f"?user_id={self.user}"
         (run_id,) = [m["run_id"] for m in self.messages() if m["content"][0].get("text") == asked_by]
-        status, frames = http(self.url, "GET", f"/runs/{run_id}/frames{query}")
+        status, frames = http(self.dev, "GET", f"/runs/{run_id}/frames{query}")
         (action,) = frames["frames"][-1]["result"]["action_required"]
-        status, stored = http(self.url, "GET", f"/actions/{action['action_id']}{query}")
+        status, stored = http(self.dev, "GET", f"/actions/{action['action_id']}{query}")
         assert status == 200, stored
         return stored  # type: ignore[no-any-return]
 
 
 @pytest.fixture
 def chat(dev: DevProcess) -> Iterator[Chat]:
-    opened = Chat(dev.http_url)
+    opened = Chat(dev)
     yield opened
     opened.stop()
 
@@ -204,7 +215,7 @@ def test_ctrl_c_while_the_agent_works_stops_waiting_not_the_chat(dev: DevProcess
 
 
 def test_ctrl_c_clears_the_line_then_leaves_and_ctrl_d_leaves(dev: DevProcess) -> None:
-    first = Chat(dev.http_url)
+    first = Chat(dev)
     try:
         first.term.send("Push docs/update")
         first.term.sendcontrol("c")  # clears the line: nothing is sent
@@ -213,11 +224,11 @@ def test_ctrl_c_clears_the_line_then_leaves_and_ctrl_d_leaves(dev: DevProcess) -
         first.term.close()
         assert first.term.exitstatus == 0
         assert "Traceback" not in (first.term.before or "")
-        status, page = http(dev.http_url, "GET", f"/sessions/{first.session_id}/messages?user_id=u1")
+        status, page = http(dev, "GET", f"/sessions/{first.session_id}/messages?user_id=u1")
         assert (status, page["messages"]) == (200, [])  # the cleared line was not sent
     finally:
         first.stop()
-    second = Chat(dev.http_url)
+    second = Chat(dev)
     try:
         second.term.sendcontrol("d")
         second.term.expect(pexpect.EOF)
@@ -232,7 +243,7 @@ def test_a_stack_that_restarts_under_the_chat_is_reconnected(tmp_path: Path) -> 
     first = start(tmp_path, port=port)
     chat: Chat | None = None
     try:
-        chat = Chat(first.http_url)
+        chat = Chat(first)  # the secret it is given is the data dir's: the same after the restart
         chat.say("Hello")
         chat.see("author   : I can push a branch for you")
         chat.expect(PROMPT)

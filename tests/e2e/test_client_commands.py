@@ -7,12 +7,20 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from riverbeam_local.process import DevProcess, running
 
-from tests.support.devstack import assert_none_left, free_port, remote_refs, riverbeam, work_commit
+from tests.support.devstack import (
+    assert_none_left,
+    free_port,
+    remote_refs,
+    riverbeam,
+    secret_of,
+    work_commit,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -26,7 +34,7 @@ def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevProcess]:
 
 
 def run(dev: DevProcess, *args: str, user: str = "u1") -> tuple[int, str, str]:
-    done = riverbeam(*args, "--url", dev.http_url, "--user", user)
+    done = riverbeam(*args, "--url", dev.http_url, "--user", user, "--secret", secret_of(dev))
     assert "Traceback" not in done.stderr, done.stderr
     return done.returncode, done.stdout, done.stderr
 
@@ -148,3 +156,45 @@ def test_a_stack_that_is_not_there_is_one_line_and_exit_1(args: list[str]) -> No
     assert done.stdout == ""
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
     assert f"riverbeam {args[0]}: cannot reach " in done.stderr and "Connection refused" in done.stderr
+
+
+# ---------------------------------------------------------------------------- the stack's secret
+
+
+def found_by(dev: DevProcess, home: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """`riverbeam get session` of a new session, with only `args` and `env` to find the secret (and a home
+    of its own, so nothing of this machine's is found)."""
+    session_id = json.loads(run(dev, "invoke", "-t", "Hello")[1])["session_id"]
+    done = riverbeam(
+        "get",
+        "session",
+        session_id,
+        "--url",
+        dev.http_url,
+        "--user",
+        "u1",
+        *args,
+        env={"HOME": str(home), **(env or {})},
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, done.stderr if done.returncode else json.loads(done.stdout)["session_id"]
+
+
+def test_the_clients_find_the_secret_flag_variable_then_default_file(dev: DevProcess, tmp_path: Path) -> None:
+    secret = secret_of(dev)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, err = found_by(dev, empty)
+    assert error_of(code, err)["code"] == "BEM-033"
+    assert found_by(dev, empty, "--secret", secret)[0] == 0
+    assert found_by(dev, empty, env={"RIVERBEAM_DEV_SECRET": secret})[0] == 0
+    # the flag wins over the variable, the variable over the file
+    code, err = found_by(dev, empty, "--secret", "w" * 43, env={"RIVERBEAM_DEV_SECRET": secret})
+    assert error_of(code, err)["code"] == "BEM-033"
+    # the default data dir (~/.riverbeam/dev) holding the stack's secret file
+    home = tmp_path / "home"
+    (home / ".riverbeam").mkdir(parents=True)
+    (home / ".riverbeam" / "dev").symlink_to(dev.data_dir)
+    assert found_by(dev, home)[0] == 0
+    code, err = found_by(dev, home, env={"RIVERBEAM_DEV_SECRET": "w" * 43})
+    assert error_of(code, err)["code"] == "BEM-033"

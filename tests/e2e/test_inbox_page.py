@@ -17,7 +17,7 @@ import pytest
 from riverbeam_local.process import DevProcess, running
 
 from tests.support import browser
-from tests.support.devstack import http, remote_refs, work_commit
+from tests.support.devstack import http, remote_refs, secret_of, work_commit
 from tests.support.inbox_page import (
     WAIT_SECONDS,
     approvals,
@@ -71,17 +71,17 @@ def remote(dev: DevProcess) -> Path:
 @pytest.fixture
 def page(dev: DevProcess) -> Iterator[WebDriver]:
     with browser.chromium() as driver:
-        driver.get(f"{dev.http_url}/?user={USER}")
+        driver.get(page_url(dev, f"user={USER}"))
         yield driver
 
 
 def run_status(dev: DevProcess, run_id: str) -> str | None:
-    status, run = http(dev.http_url, "GET", f"/runs/{run_id}?user_id={USER}")
+    status, run = http(dev, "GET", f"/runs/{run_id}?user_id={USER}")
     return str(run["status"]) if status == 200 else None
 
 
 def stored_action(dev: DevProcess, action_id: str) -> dict[str, Any]:
-    status, action = http(dev.http_url, "GET", f"/actions/{action_id}?user_id={USER}")
+    status, action = http(dev, "GET", f"/actions/{action_id}?user_id={USER}")
     assert status == 200, action
     return action  # type: ignore[no-any-return]
 
@@ -92,6 +92,11 @@ def decided(dev: DevProcess, action_id: str) -> dict[str, Any] | None:
     return None if action["status"] == "pending" else action
 
 
+def page_url(dev: DevProcess, query: str) -> str:
+    """The page at `?query`, with the stack's secret in the fragment as the stack prints it."""
+    return f"{dev.http_url}/?{query}#secret={secret_of(dev)}"
+
+
 def pushed(dev: DevProcess, branch: str) -> bool:
     return remote_refs(dev.data_dir).get(f"refs/heads/{branch}") == work_commit(dev.data_dir, branch)
 
@@ -99,8 +104,10 @@ def pushed(dev: DevProcess, branch: str) -> bool:
 # ---------------------------------------------------------------------------- the page's routes
 
 
-def fetch(dev: DevProcess, method: str, path: str) -> tuple[int, str, bytes]:
-    request = urllib.request.Request(dev.http_url + path, method=method)
+def fetch(dev: DevProcess, method: str, path: str, secret: bool = False) -> tuple[int, str, bytes]:
+    """A request with no secret (the page's files need none), or with it (`secret`: the API's routes)."""
+    headers = {"authorization": f"Bearer {secret_of(dev)}"} if secret else {}
+    request = urllib.request.Request(dev.http_url + path, method=method, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=WAIT_SECONDS) as answer:
             return answer.status, answer.headers.get("content-type", ""), answer.read()
@@ -117,9 +124,9 @@ def test_the_page_and_its_assets_are_served_beside_the_api(stack: DevProcess) ->
     assert fetch(stack, "GET", "/inbox/config.js")[2].strip().endswith(b"window.RIVERBEAM_CONFIG || {};")
     # what the page does not serve is still the API's, answered as API Gateway does
     assert fetch(stack, "GET", "/inbox/no-such.js")[0] == 404
-    assert fetch(stack, "POST", "/")[:2] == (404, "application/json")
-    status, _, body = fetch(stack, "GET", f"/sessions/{uuid.uuid4()}?user_id={USER}")
-    assert status == 404 and json.loads(body)["error"]["code"].startswith("BEM-"), body
+    assert fetch(stack, "POST", "/", secret=True)[:2] == (404, "application/json")
+    status, _, body = fetch(stack, "GET", f"/sessions/{uuid.uuid4()}?user_id={USER}", secret=True)
+    assert status == 404 and json.loads(body)["error"]["code"] == "BEM-020", body
     assert fetch(stack, "GET", "/openapi.json")[0] == 200
     assert "Traceback" not in stack.stderr_text()
 
@@ -244,7 +251,7 @@ def test_an_expired_approval_is_shown_as_such_and_pushes_nothing(tmp_path: Path)
     agents = tmp_path / "agents.yaml"
     agents.write_text(f"agents:\n  author:\n    tools: [git_push]\n    expires_after: {EXPIRES_AFTER}\n")
     with running(tmp_path / "data", args=("--agents", str(agents))) as dev, browser.chromium() as page:
-        page.get(f"{dev.http_url}/?user={USER}")
+        page.get(page_url(dev, f"user={USER}"))
         card = ask_to_push(page)
         action_id = card.get_attribute("data-action-id") or ""
         # seconds left (or none already, on a machine slow enough to take them all to show the card)
@@ -279,7 +286,7 @@ def test_a_jwt_deployment_sends_the_token_not_a_user_id(dev: DevProcess) -> None
 
     with browser.chromium() as driver:
         driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": JWT_DEPLOYMENT})
-        driver.get(f"{dev.http_url}/?session={uuid.uuid4()}")
+        driver.get(page_url(dev, f"session={uuid.uuid4()}"))
         assert not by_testid(driver, "user-id").is_displayed()
         until(driver, lambda: "enter a token" in by_testid(driver, "errors").text, "the token asked for")
         by_testid(driver, "token").send_keys("t0ken", Keys.TAB)
@@ -295,14 +302,14 @@ def test_a_jwt_deployment_sends_the_token_not_a_user_id(dev: DevProcess) -> None
             driver, lambda: driver.execute_script("return window.seen.sockets[0]"), "a subscription"
         )
         assert "token=t0ken" in socket and "user_id" not in socket, socket
-        # this stack's AuthMode is none: it wants a user id, and its refusal is shown as it answered
-        until(driver, lambda: "BEM-030: " in by_testid(driver, "errors").text, "the stack's refusal")
+        # this stack wants its secret where the page sends the token: its refusal is shown as it answered
+        until(driver, lambda: "BEM-033: " in by_testid(driver, "errors").text, "the stack's refusal")
 
 
 def test_frames_the_socket_never_brought_are_read_back(dev: DevProcess, remote: Path) -> None:
     with browser.chromium() as driver:
         driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": MUTE_SOCKET})
-        driver.get(f"{dev.http_url}/?user={USER}")
+        driver.get(page_url(dev, f"user={USER}"))
         card = ask_to_push(driver)  # the run's frames, the approval's among them, from GET /runs/{id}/frames
         until(driver, lambda: by_testid(driver, "connection").text == "connected", "the (mute) socket")
         assert "I will push docs/update once you approve." in conversation(driver)
@@ -315,10 +322,10 @@ def test_frames_the_socket_never_brought_are_read_back(dev: DevProcess, remote: 
 def test_unknown_and_expiry_frames_are_shown_and_reread_the_inbox(dev: DevProcess, remote: Path) -> None:
     with browser.chromium() as driver:
         driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": SOCKET_TAP})
-        driver.get(f"{dev.http_url}/?user={USER}")
+        driver.get(page_url(dev, f"user={USER}"))
         card = ask_to_push(driver)
         action = stored_action(dev, card.get_attribute("data-action-id") or "")
-        status, stored = http(dev.http_url, "GET", f"/runs/{action['run_id']}/frames?user_id={USER}")
+        status, stored = http(dev, "GET", f"/runs/{action['run_id']}/frames?user_id={USER}")
         assert status == 200, stored
         head = {k: action[k] for k in ("session_id", "interaction_id", "run_id")}
         expired = {**head, "type": "action_expired", "frame_seq": len(stored["frames"]), "tool": "git_push"}

@@ -11,8 +11,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +23,8 @@ from riverbeam_local.process import DevProcess, running, start
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
+from tests.support.devstack import http, secret_of
+
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 # far above a normal run (about a second per run), for a loaded CI machine
@@ -33,20 +33,6 @@ HTTP_TIMEOUT_SECONDS = 60.0
 
 
 # ---------------------------------------------------------------------------- helpers
-
-
-def http(dev: DevProcess, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
-    request = urllib.request.Request(
-        dev.http_url + path,
-        data=None if body is None else json.dumps(body).encode(),
-        headers={"content-type": "application/json"},
-        method=method,
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_SECONDS) as answer:
-            return answer.status, json.loads(answer.read() or b"null")
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"null")
 
 
 def invoke(dev: DevProcess, session_id: str, text: str, user: str = "u1") -> dict[str, Any]:
@@ -96,7 +82,7 @@ def resume(dev: DevProcess, done: dict[str, Any], status: str, **extra: Any) -> 
 
 
 async def subscribe(dev: DevProcess, session_id: str, user: str = "u1") -> ClientConnection:
-    url = f"{dev.websocket_url}?session_id={session_id}&user_id={user}"
+    url = f"{dev.websocket_url}?session_id={session_id}&user_id={user}&secret={secret_of(dev)}"
     return await asyncio.wait_for(connect(url, open_timeout=None), HTTP_TIMEOUT_SECONDS)
 
 

@@ -1,6 +1,6 @@
-"""Helpers for the tests of the clients of `riverbeam dev` (chat, invoke, resume, get, frames, demo): the
-stack's HTTP API, the bare remote seen with git, the command line as a child process, and a check that no
-process of a data dir is left behind."""
+"""Helpers for the tests of `riverbeam dev` and its clients (chat, invoke, resume, get, frames, demo): the
+stack's secret and HTTP API, the bare remote seen with git, the command line as a child process, and a check
+that no process of a data dir is left behind."""
 
 from __future__ import annotations
 
@@ -16,16 +16,40 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from riverbeam_local.process import DevProcess
+from riverbeam_local.stack_secret import secret_in_url
+
 # far above a normal run (a second or two), for a loaded 2-core CI machine
 TIMEOUT_SECONDS = 120.0
 ANSI = r"(?:\x1b\[[0-9;?]*[A-Za-z])*"
 
 
-def http(url: str, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+def secret_of(dev: DevProcess) -> str:
+    """The stack's secret, from the page's URL it printed."""
+    secret = secret_in_url(dev.urls["Inbox page"])
+    assert secret, dev.urls
+    return secret
+
+
+def http(
+    dev: DevProcess,
+    method: str,
+    path: str,
+    body: dict[str, Any] | None = None,
+    *,
+    headers: dict[str, str | None] | None = None,
+) -> tuple[int, Any]:
+    """A request to the stack as its clients send it (JSON, the secret as a bearer token) and its answer;
+    `headers` adds to those or changes them (None leaves one out)."""
+    sent = {"content-type": "application/json", "authorization": f"Bearer {secret_of(dev)}"}
+    for name, value in (headers or {}).items():
+        sent.pop(name.lower(), None)
+        if value is not None:
+            sent[name.lower()] = value
     request = urllib.request.Request(
-        url.rstrip("/") + path,
+        dev.http_url + path,
         data=None if body is None else json.dumps(body).encode(),
-        headers={"content-type": "application/json"},
+        headers=sent,
         method=method,
     )
     try:
@@ -60,14 +84,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def riverbeam(*args: str, timeout: float = TIMEOUT_SECONDS) -> subprocess.CompletedProcess[str]:
-    """`riverbeam ARGS` as a person runs it, to its end."""
+def riverbeam(
+    *args: str, timeout: float = TIMEOUT_SECONDS, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`riverbeam ARGS` as a person runs it, to its end; `env` adds to the environment."""
     return subprocess.run(
         [sys.executable, "-m", "riverbeam.cli", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
         stdin=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
     )
 
 

@@ -1,6 +1,24 @@
 // The page's side of Riverbeam's API (CONTRACT sections 2, 4, 5): settings, who the caller is, HTTP
 // requests whose refusals become ApiError, the session's WebSocket, and each run's frames in order.
 
+const SECRET_KEY = "riverbeam.secret";
+
+// The local stack's secret: `riverbeam dev` prints the page's URL with it in the fragment (#secret=, which
+// a browser never sends). Taken from there once, then off the address bar (history, bookmarks, a shared
+// screen) and kept for this tab alone. A deployment has none.
+function stackSecret() {
+  const fragment = new URLSearchParams(window.location.hash.slice(1));
+  const given = fragment.get("secret");
+  if (given) {
+    sessionStorage.setItem(SECRET_KEY, given);
+    fragment.delete("secret");
+    const url = new URL(window.location.href);
+    url.hash = fragment.toString();
+    window.history.replaceState(null, "", url);
+  }
+  return sessionStorage.getItem(SECRET_KEY);
+}
+
 const given = window.RIVERBEAM_CONFIG || {};
 const origin = window.location;
 export const settings = {
@@ -9,6 +27,7 @@ export const settings = {
   auth: given.auth === "jwt" ? "jwt" : "none",
   agent: given.agent || "author",
   getToken: typeof given.getToken === "function" ? given.getToken : null,
+  secret: stackSecret(),
 };
 
 // reconnect delays (ms): the last one repeats
@@ -28,8 +47,9 @@ export class ApiError extends Error {
 }
 
 // The caller as the deployment's AuthMode wants it told (CONTRACT 3.8): with `none`, the body's auth_context
-// and the user_id query parameter; with `jwt`, a bearer token on HTTP and ?token= on the WebSocket (browsers
-// cannot set a WebSocket's headers). `who()` gives {user, token} from the page's fields.
+// and the user_id query parameter (and the local stack's secret: a bearer header, ?secret= on the WebSocket);
+// with `jwt`, a bearer token on HTTP and ?token= on the WebSocket (browsers cannot set a WebSocket's
+// headers). `who()` gives {user, token} from the page's fields.
 export async function credentials(who) {
   const { user, token } = who();
   if (settings.auth === "jwt") {
@@ -38,7 +58,13 @@ export async function credentials(who) {
     return { headers: { authorization: `Bearer ${bearer}` }, query: {}, body: {}, socket: { token: bearer } };
   }
   if (!user) throw new ApiError(0, "no user id", "enter a user id first");
-  return { headers: {}, query: { user_id: user }, body: { auth_context: { user_id: user } }, socket: { user_id: user } };
+  const secret = settings.secret;
+  return {
+    headers: secret ? { authorization: `Bearer ${secret}` } : {},
+    query: { user_id: user },
+    body: { auth_context: { user_id: user } },
+    socket: secret ? { user_id: user, secret } : { user_id: user },
+  };
 }
 
 export class Api {

@@ -14,4 +14,7 @@
 //   };
 //
 // Defaults: apiUrl "<page origin>/", wsUrl "ws(s)://<page host>/ws", auth "none", agent "author".
+//
+// No setting holds `riverbeam dev`'s secret: the stack prints the page's URL with it in the fragment
+// (http://127.0.0.1:3000/#secret=...), and the page keeps it for its tab. A deployment needs none.
 window.RIVERBEAM_CONFIG = window.RIVERBEAM_CONFIG || {};
