@@ -286,8 +286,12 @@ def test_websocket_routes_answer_on_the_connection(dev: DevProcess) -> None:
     assert frames[-1]["result"]["interrupted"] is False
 
 
-def test_an_unknown_route_is_api_gateways_404(dev: DevProcess) -> None:
-    assert http(dev, "GET", "/no/such/route") == (404, {"message": "Not Found"})
+def test_an_unknown_route_is_404_bem010(dev: DevProcess) -> None:
+    # the template's $default route: the records function answers what no other route takes
+    for method, path in [("GET", "/no/such/route"), ("POST", "/sessions/x"), ("DELETE", "/invoke")]:
+        status, body = http(dev, method, path)
+        assert (status, body["error"]["code"]) == (404, "BEM-010"), body
+        assert body["error"]["message"] == f"no route {method} {path}"
     status, document = http(dev, "GET", "/openapi.json")
     assert status == 200 and "/invoke" in document["paths"]
 
