@@ -30,6 +30,8 @@ log = logging.getLogger("riverbeam_local")
 WEBSOCKET_PATH = "/ws"
 # `path`: an id is taken whole, whatever it holds once decoded
 MANAGEMENT_PATH = "/@connections/{connection_id:path}"
+# what $default and ANY take (Starlette reads methods=None as GET alone)
+ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 # handlers that may run at once (Lambda would start more containers; a laptop has a few cores)
 MAX_HANDLER_THREADS = 16
 
@@ -234,10 +236,10 @@ class Api:
         for route in self.template.http_routes:
             endpoint = self.http_endpoint(route.function, route.route_key)
             if route.route_key == "$default":
-                catch_all.append(Route("/{path:path}", endpoint, methods=None))
+                catch_all.append(Route("/{path:path}", endpoint, methods=ANY_METHOD))
                 continue
             path = route.path.replace("+}", ":path}")  # API Gateway's greedy {name+}
-            methods = None if route.method == "ANY" else [route.method]
+            methods = ANY_METHOD if route.method == "ANY" else [route.method]
             found.append(Route(path, endpoint, methods=methods))
         return found + catch_all
 
