@@ -20,7 +20,8 @@ from prompt_toolkit.input.typeahead import clear_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from .client import ApiClient, ClientError, Json, response
-from .options import add_connection_options
+from .display import hidden_warning, visible
+from .options import add_connection_options, url_problem
 from .stack_secret import find_secret
 from .stream import Subscription
 from .view import View, compact
@@ -172,7 +173,10 @@ class Chat:
         for action in actions:
             self.view.end_text()
             discard_typeahead(self.input)
-            question = f"Approve {action['tool']} {compact(action['args'])}? [y/N] "
+            warning = hidden_warning(action["args"])
+            if warning:  # said right above the question, whose args show them escaped
+                self.view.line("warning", warning)
+            question = f"Approve {visible(str(action['tool']))} {compact(action['args'])}? [y/N] "
             try:
                 approve = (await self.ask(self.answers, question)).strip().lower() in ("y", "yes")
                 reason = None if approve else (await self.ask(self.answers, "Reason (optional): ")).strip()
@@ -190,6 +194,10 @@ class Chat:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    problem = url_problem(args.url)
+    if problem:
+        print(f"riverbeam chat: {problem}", file=sys.stderr)
+        return 2
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print("riverbeam chat: needs a terminal (scripts use riverbeam invoke and resume)", file=sys.stderr)
         return 2
@@ -198,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return asyncio.run(chat.run())
     except ClientError as error:
-        print(f"riverbeam chat: {error.line()}", file=sys.stderr)
+        print(f"riverbeam chat: {visible(error.line())}", file=sys.stderr)
         return 1
     except (KeyboardInterrupt, EOFError):
         return 0

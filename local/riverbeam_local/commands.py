@@ -1,12 +1,13 @@
 """The scriptable clients of a running stack: `riverbeam invoke`, `resume`, `get` and `frames` print JSON
 (one document, or one frame per line); a refusal prints the API's error JSON on stderr and exits 1, a
-server out of reach one line on stderr and exit 1. `riverbeam chat` is dispatched from here too."""
+server out of reach one line on stderr and exit 1, a malformed --url one line and exit 2. What they print
+shows control, bidi and invisible characters as escapes (riverbeam_local.display). `riverbeam chat` is
+dispatched from here too."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 import uuid
@@ -14,17 +15,20 @@ from collections.abc import Callable
 from typing import Any
 
 from .client import RECORD_PATHS, ApiClient, ApiError, ClientError, Json, response
-from .options import add_connection_options
+from .display import visible, visible_json
+from .options import add_connection_options, url_problem
 from .stack_secret import find_secret
 from .stream import Subscription
 
 
 def _print_json(document: Any) -> None:
-    print(json.dumps(document, indent=2, ensure_ascii=False), flush=True)
+    # non-ASCII text as it is, every control, bidi or invisible character as JSON's \u escape: a terminal
+    # shows what the value holds, and a script parses the same value
+    print(visible_json(document, indent=2), flush=True)
 
 
 def _print_frame(frame: Json) -> None:
-    print(json.dumps(frame, ensure_ascii=False), flush=True)
+    print(visible_json(frame), flush=True)
 
 
 async def stream_run(api: ApiClient, session_id: str, start: Callable[[], Json], after: int = -1) -> None:
@@ -113,13 +117,17 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="riverbeam", description="Riverbeam's API from the command line")
     _commands(parser)
     args = parser.parse_args(argv)
+    problem = url_problem(args.url)
+    if problem:  # a usage error, as argparse's are: exit 2
+        print(f"riverbeam {args.command}: {problem}", file=sys.stderr)
+        return 2
     try:
         COMMANDS[args.command](ApiClient(args.url, args.user, secret=find_secret(args.secret)), args)
     except ApiError as error:
         print(error.json(), file=sys.stderr)
         return 1
     except ClientError as error:
-        print(f"riverbeam {args.command}: {error.line()}", file=sys.stderr)
+        print(f"riverbeam {args.command}: {visible(error.line())}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"riverbeam {args.command}: interrupted", file=sys.stderr)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import process
 from .client import ApiClient, ClientError, Json, response
+from .display import visible
 from .stack_secret import secret_in_url
 from .stream import Subscription
 from .view import View
@@ -162,5 +163,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _fail(message: str, code: int) -> int:
-    print(f"riverbeam demo: {message}", file=sys.stderr)
+    print(f"riverbeam demo: {visible(message)}", file=sys.stderr)
     return code

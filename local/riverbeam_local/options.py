@@ -6,9 +6,13 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import urllib.parse
 
 from .client import DEFAULT_URL
+from .display import visible
 from .stack_secret import DEFAULT_DATA_DIR, SECRET_FILE, SECRET_VARIABLE
+
+SHOWN_URL_CHARS = 200
 
 
 def default_user() -> str:
@@ -27,3 +31,25 @@ def add_connection_options(parser: argparse.ArgumentParser) -> None:
         help=f"the stack's secret (default: ${SECRET_VARIABLE}, else {DEFAULT_DATA_DIR / SECRET_FILE})",
     )
     parser.add_argument("--user", default=default_user(), help="who you are (default: $USER)")
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be the stack's HTTP API (one line, for a usage error), or None."""
+    shown = "'" + visible(url[:SHOWN_URL_CHARS] + ("..." if len(url) > SHOWN_URL_CHARS else "")) + "'"
+    example = f"(for example {DEFAULT_URL})"
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return f"--url {shown} holds spaces or control characters"
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port  # checked here: an out of range or non-numeric port raises
+    except ValueError as error:
+        return f"--url {shown} is not a URL ({error}) {example}"
+    if parts.scheme not in ("http", "https"):
+        return f"--url {shown} is not an http:// or https:// URL {example}"
+    if not parts.hostname:
+        return f"--url {shown} names no host {example}"
+    if port == 0:
+        return f"--url {shown} names port 0 {example}"
+    if parts.query or parts.fragment:
+        return f"--url {shown} has a query or fragment: give the API's base URL {example}"
+    return None
