@@ -101,7 +101,10 @@ def no_browsers(app: WSGIApp, port: int) -> WSGIApp:
     def guarded(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         foreign = str(environ.get("HTTP_HOST", "")).lower() not in hosts
         if environ.get("REQUEST_METHOD") == "OPTIONS" or "HTTP_ORIGIN" in environ or foreign:
-            start_response("403 Forbidden", [("Content-Type", "application/x-amz-json-1.0")])
+            length = str(len(_REFUSED))
+            start_response(
+                "403 Forbidden", [("Content-Type", "application/x-amz-json-1.0"), ("Content-Length", length)]
+            )
             return [_REFUSED]
 
         def without_cors(status: str, headers: list[tuple[str, str]], *rest: Any) -> Any:

@@ -64,6 +64,8 @@ def test_pages_are_refused(moto_app: Any, method: str, headers: dict[str, str], 
     )
     assert answer.status_code == 403
     assert "TableNames" not in answer.text and cors(answer.headers) == []
+    # its length told: the server keeps the connection open, so a client would otherwise wait for more
+    assert answer.headers["content-length"] == str(len(answer.data))
 
 
 def test_cors_headers_the_app_sends_are_taken_off() -> None:
