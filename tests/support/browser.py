@@ -1,11 +1,17 @@
 """Debian's headless chromium driven by selenium, for the inbox page's tests and its screenshot script: the
-flags this closed network needs, a fresh profile each time, and the reason when no browser is there."""
+flags this closed network needs, a fresh profile each time, and the reason when no browser is there; and a
+site of another origin on 127.0.0.1 for the pages that must not reach the stack."""
 
 from __future__ import annotations
 
 import os
+import queue
+import re
 import shutil
+import subprocess
+import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -71,3 +77,36 @@ def chromium(width: int = 1200, height: int = 800) -> Iterator[WebDriver]:
         if driver is not None:
             driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+@contextmanager
+def static_site(root: Path) -> Iterator[str]:
+    """`root` served by Python's http.server on a free port of 127.0.0.1, as a child process: yields its URL
+    (an origin of its own) and stops the process by its pid at the end."""
+    process = subprocess.Popen(
+        [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", str(root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stdout is not None
+    out = process.stdout
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: lines.put(out.readline()), daemon=True).start()
+    try:
+        try:
+            said = lines.get(timeout=PAGE_LOAD_SECONDS)  # "Serving HTTP on 127.0.0.1 port N (...) ..."
+        except queue.Empty:
+            said = ""
+        port = re.search(r" port (\d+) ", said)
+        if port is None:
+            raise RuntimeError(f"the static site did not start: {said!r}")
+        yield f"http://127.0.0.1:{port.group(1)}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=30)
