@@ -58,6 +58,8 @@ class InvokeRequest(RequestModel):
     content: InputContent = Field(min_length=1)
     stream: bool = False
     auth_context: AuthContext
+    # the caller's id of this request: sent again with it, it gets the first answer (pipeline/retries.py)
+    request_id: UuidStr | None = None
 
 
 class ActionPayload(RequestModel):

@@ -34,12 +34,22 @@ invoke_routes = Router()
     "/invoke",
     summary="Invoke an agent",
     description="Not streamed: runs the agent and answers the Result. Streamed (`stream: true`): answers "
-    "a StreamAck at once; the frames go to the session's WebSocket connections.",
+    "a StreamAck at once; the frames go to the session's WebSocket connections. Sent again with the same "
+    "`request_id` by the same caller within 24 hours, it gets the first answer and starts nothing.",
     responses={
         **ok_answer(200, AgentResult, "the Result (not streamed)"),
         **ok_answer(202, StreamAck, "accepted: the frames follow on the WebSocket (streamed)"),
         **error_answers(
-            "BEM-001", "BEM-030", "BEM-031", "BEM-021", "BEM-022", "BEM-040", "BEM-500", "BEM-503"
+            "BEM-001",
+            "BEM-030",
+            "BEM-031",
+            "BEM-021",
+            "BEM-022",
+            "BEM-040",
+            "BEM-043",
+            "BEM-044",
+            "BEM-500",
+            "BEM-503",
         ),
     },
 )
@@ -56,7 +66,8 @@ resume_routes = Router()
     "/resume",
     summary="Answer an agent's pending actions and resume it",
     description="Resolves every action atomically (exactly one concurrent resume of an action wins), "
-    "answers a StreamAck, and runs the agent in the worker; the frames follow on the WebSocket.",
+    "answers a StreamAck, and runs the agent in the worker; the frames follow on the WebSocket. Sent "
+    "again with the same `request_id` on every response, it gets the first StreamAck and runs nothing.",
     responses={
         **ok_answer(202, StreamAck, "accepted: the frames follow on the WebSocket"),
         **error_answers(
@@ -73,6 +84,7 @@ resume_routes = Router()
             "BEM-031",
             "BEM-027",
             "BEM-040",
+            "BEM-043",
             "BEM-500",
             "BEM-503",
         ),

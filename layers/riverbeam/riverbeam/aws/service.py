@@ -45,10 +45,11 @@ def enqueue(job: RunJob) -> None:
 
 
 def _accepted(job: RunJob, kind: str) -> tuple[int, BaseModel]:
+    """The answer to a job the pipeline handed to `enqueue` (or, for a request sent again with its
+    request_id, the first request's job: queued then, not again)."""
     runtime.logger.append_keys(
         session_id=job.session_id, interaction_id=job.interaction_id, run_id=job.run_id
     )
-    enqueue(job)
     runtime.metrics.add_metric(name=f"{kind}Accepted", unit=MetricUnit.Count, value=1)
     return 202, job.ack()
 
@@ -59,7 +60,7 @@ def invoke(raw_body: Any, caller_of: CallerOf, *, force_stream: bool = False) ->
     request = intake.parse_request(InvokeRequest, body)
     beam = runtime.beam()
     if request.stream:
-        return _accepted(beam.accept_invoke(request), "Invoke")
+        return _accepted(beam.accept_invoke(request, hand_off=enqueue), "Invoke")
     result = beam.invoke(request)
     assert isinstance(result, AgentResult)
     runtime.metrics.add_metric(name="InvokeCompleted", unit=MetricUnit.Count, value=1)
@@ -69,7 +70,8 @@ def invoke(raw_body: Any, caller_of: CallerOf, *, force_stream: bool = False) ->
 
 def resume(raw_body: Any, caller_of: CallerOf) -> tuple[int, BaseModel]:
     """Resume always streams: the actions are resolved here, atomically; the agent runs in the worker."""
-    return _accepted(runtime.beam().accept_resume(_with_caller(raw_body, caller_of)), "Resume")
+    job = runtime.beam().accept_resume(_with_caller(raw_body, caller_of), hand_off=enqueue)
+    return _accepted(job, "Resume")
 
 
 def response(status: int, body: str) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from beam_store import Action, ActionConflict, Message, Session, StepWrite, new_
 
 from ..agents import AgentRunner
 from ..errors import BeamError
-from ..models import InvokeRequest, ResumeHead, ResumeRequest
-from . import checks, events, expiry, intake, writes
+from ..models import InvokeRequest, ResumeHead, ResumeRequest, RunJob
+from . import checks, events, expiry, intake, retries, writes
 from .frames import started_frame
 from .history import read as read_conversation
 from .setup import Setup
@@ -116,11 +116,20 @@ def edit_rules(runner: AgentRunner) -> checks.EditRules:
 
 def open_resume(
     setup: Setup, request: ResumeRequest | dict[str, Any] | str, *, with_history: bool = False
-) -> Step:
+) -> Step | RunJob:
     """Every resume check, then the resolution of every action answered, with its messages, in the one
     conditional write that opens the step: of concurrent resumes of an action, exactly one wins. The
     write also keeps the run's `run_started` frame (a resume always streams, and runs its approved tools
-    right after it: stored here, it needs no write of its own before them)."""
+    right after it: stored here, it needs no write of its own before them). A resume sent again (its
+    request_ids answered these actions before: retries.py) opens nothing: the first one's job is
+    returned, whether it is seen before the write or by the write it lost to the first."""
+    try:
+        return _resolving_step(setup, request, with_history)
+    except retries.Replayed as replayed:
+        return replayed.job
+
+
+def _resolving_step(setup: Setup, request: ResumeRequest | dict[str, Any] | str, with_history: bool) -> Step:
     req, runner, session, history = _checked_resume(setup, request, with_history)
     responses = checks.responses_by_action(req)
     session_id, interaction_id, user = str(req.session_id), str(req.interaction_id), req.auth_context.user_id
@@ -130,18 +139,23 @@ def open_resume(
     listed = setup.store.list_actions(interaction_id)
     known = {a.action_id: a for a in listed}
     found = {action_id: known.get(action_id) or setup.store.get_action(action_id) for action_id in responses}
-    ids, now = (interaction_id, session_id, user), setup.now()
+    ids, now, sha256 = (interaction_id, session_id, user), setup.now(), retries.request_sha256(req)
+    retries.resumed_before(req, found, responses, sha256, setup.clock())
     refused = checks.first_refusal(found, responses, req, edit_rules(runner), now)
     if refused is not None:
         raise expiry.settle_refusal(setup, found, refused, now, ids)
     interaction = interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
     run = new_run(interaction, req.agent_name, now)
-    resolved = checks.resolve(found, responses, run.run_id, user, now)
+    resolved = checks.resolve(found, responses, run.run_id, user, now, sha256)
     told, drafts = expiry.untold(setup, (interaction_id, session_id, run.run_id), now, listed)
     drafts += [writes.input_message(run, req.content, now)] if req.content else []
     drafts += [d for action in resolved for d in checks.resolution_messages(action, run.run_id, now)]
 
     def lost(conflict: ActionConflict) -> BeamError:
+        if conflict.action_id in responses:  # resolved meanwhile, by the first where this is a retry
+            answered = {conflict.action_id: responses[conflict.action_id]}
+            current = {conflict.action_id: conflict.current}
+            retries.resumed_before(req, current, answered, sha256, setup.clock())
         return expiry.lost_resolution(conflict, responses, ids, now)
 
     opening = StepWrite(

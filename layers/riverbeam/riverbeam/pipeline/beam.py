@@ -2,6 +2,7 @@
 each public method parses what it is given and hands it to one stage. A request meets them in order:
 
     intake.py         body -> request model, else BEM-001 / BEM-002
+    retries.py        a request sent again with its request_id: the first answer (BEM-043, BEM-044)
     checks.py         the resume checks in the contract's order (pure), and the resolution
     accept.py         invoke and resume up to their opening write: an opened Step
     writes.py         the step writes (open, close, close failed); one store-conflict -> BEM mapping
@@ -33,6 +34,7 @@ from .setup import (
     DEFAULT_COALESCE_SECONDS,
     DEFAULT_FRAME_TTL_SECONDS,
     DEFAULT_LEASE_SECONDS,
+    DEFAULT_REQUEST_LEASE_SECONDS,
     DEFAULT_SWEEP_LIMIT,
     Clock,
     Setup,
@@ -45,6 +47,8 @@ if TYPE_CHECKING:
     from ..agents import AgentRunner
     from .events import EventSink
     from .frames import FrameSink
+
+    HandOff = Callable[[RunJob], None]
 
 logger = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -79,9 +83,12 @@ class RiverBeam:
         coalesce_seconds: float = DEFAULT_COALESCE_SECONDS,
         clock: Clock = utc_clock,
         events: EventSink | None = None,
+        request_lease_seconds: int = DEFAULT_REQUEST_LEASE_SECONDS,
     ) -> None:
         """`clock` tells the time actions expire by (an aware datetime; UTC now by default); `events`
-        receives the approval events (pipeline/events.py; none by default, `EventLog()` keeps them)."""
+        receives the approval events (pipeline/events.py; none by default, `EventLog()` keeps them);
+        `request_lease_seconds`: how long a request with a request_id may take before a retry of it is
+        answered afresh (taken to have died with its process; retries.py)."""
         if store is None:
             from beam_store.memory import InMemoryStore  # a deployment always gives its store
 
@@ -92,6 +99,7 @@ class RiverBeam:
             coalesce_seconds=coalesce_seconds,
             clock=clock,
             events=events,
+            request_lease_seconds=request_lease_seconds,
         )
 
     @property
@@ -137,21 +145,33 @@ class RiverBeam:
     def invoke(
         self, request: InvokeRequest | dict[str, Any] | str, *, on_frame: FrameSink | None = None
     ) -> AgentResult | StreamAck:
-        """Run the agent on the request: the Result, or with `stream` a StreamAck (frames to `on_frame`)."""
-        from . import accept, execute
+        """Run the agent on the request: the Result, or with `stream` a StreamAck (frames to `on_frame`).
+        Sent again with its `request_id`, it gets the first answer and runs nothing (retries.py)."""
+        from . import accept, execute, retries
 
         req = parse_request(InvokeRequest, request)
-        step = accept.open_invoke(self._setup, req, with_history=True)
-        return execute.answer_invoke(self._setup, step, on_frame, stream=req.stream)
+        claim = retries.claim(self._setup, req)
+        if claim.first is not None:
+            return claim.first
+        with claim:
+            step = accept.open_invoke(self._setup, req, with_history=True)
+            if req.stream:  # its answer is known now: a retry while it runs gets it too
+                claim.keep(step.job().ack())
+            answer = execute.answer_invoke(self._setup, step, on_frame, stream=req.stream)
+            claim.keep(answer)
+        return answer
 
     @_hide_internal_errors
     def resume(
         self, request: ResumeRequest | dict[str, Any] | str, *, on_frame: FrameSink | None = None
     ) -> StreamAck:
-        """Resolve the actions atomically, then run the agent on the responses; frames go to `on_frame`."""
+        """Resolve the actions atomically, then run the agent on the responses; frames go to `on_frame`.
+        Sent again with the same request_ids, it gets the first StreamAck and runs nothing."""
         from . import accept, execute
 
         step = accept.open_resume(self._setup, request, with_history=True)
+        if isinstance(step, RunJob):  # answered before
+            return step.ack()
         execute.run_step(self._setup, step, on_frame, record_frames=True)
         return step.job().ack()
 
@@ -164,31 +184,59 @@ class RiverBeam:
         *,
         run_id: str | None = None,
         new_interaction_id: str | None = None,
+        hand_off: HandOff | None = None,
     ) -> RunJob:
         """Every check and the opening write of an invoke; `run_job` runs the agent later, in a worker.
 
         `run_id` names the run, and `new_interaction_id` the interaction a request without one starts.
+        `hand_off(job)` passes a new job on (to a queue) before its answer is kept; where it fails, so
+        does the request. Sent again with its `request_id`, the first job comes back, not handed off.
         """
-        from . import accept
+        from . import accept, retries
 
         req = parse_request(InvokeRequest, request)
-        return accept.open_invoke(
-            self._setup, req, run_id=run_id, new_interaction_id=new_interaction_id
-        ).job()
+        claim = retries.claim(self._setup, req)
+        if claim.first is not None:
+            return retries.invoke_job(req, claim.first)
+        with claim:
+            job = accept.open_invoke(
+                self._setup, req, run_id=run_id, new_interaction_id=new_interaction_id
+            ).job()
+            if hand_off is not None:
+                hand_off(job)
+            claim.keep(job.ack())
+        return job
 
     @_hide_internal_errors
-    def accept_resume(self, request: ResumeRequest | dict[str, Any] | str) -> RunJob:
-        """Every check and the atomic resolution of a resume; `run_job` runs the agent later, in a worker."""
+    def accept_resume(
+        self, request: ResumeRequest | dict[str, Any] | str, *, hand_off: HandOff | None = None
+    ) -> RunJob:
+        """Every check and the atomic resolution of a resume; `run_job` runs the agent later, in a worker.
+        `hand_off(job)` passes a new job on; a resume sent again gets the first job, not handed off."""
         from . import accept
 
-        return accept.open_resume(self._setup, request).job()
+        step = accept.open_resume(self._setup, request)
+        if isinstance(step, RunJob):  # answered before
+            return step
+        job = step.job()
+        if hand_off is not None:
+            hand_off(job)
+        return job
 
     @_hide_internal_errors
     def accept_queued_invoke(self, body: Any, *, message_id: str) -> RunJob:
-        """An invoke request from a queue producer, accepted once per message (a redelivery finds it)."""
-        from . import jobs
+        """An invoke request from a queue producer, accepted once per message (a redelivery finds it) and
+        once per request_id (another message with it gets the first job)."""
+        from . import jobs, retries
 
-        return jobs.accept_queued_invoke(self._setup, body, message_id)
+        req = parse_request(InvokeRequest, body)
+        claim = retries.claim(self._setup, req)
+        if claim.first is not None:
+            return retries.invoke_job(req, claim.first)
+        with claim:
+            job = jobs.accept_queued_invoke(self._setup, req, message_id)
+            claim.keep(job.ack())
+        return job
 
     @_hide_internal_errors
     def run_job(

@@ -225,8 +225,10 @@ def resolve(
     run_id: str,
     user_id: str,
     now: str,
+    request_sha256: str | None = None,
 ) -> list[Action]:
-    """The actions as this resume resolves them (checked first: every one found and pending)."""
+    """The actions as this resume resolves them (checked first: every one found and pending); each
+    response keeps the hash of the resume (`request_sha256`), so that a retry of it is recognised."""
     resolved = []
     for action_id, envelope in responses.items():
         stored = found[action_id]
@@ -241,6 +243,7 @@ def resolve(
             args_sha256=envelope.args_sha256,
             edited_args=edited,
             edited_args_sha256=args_sha256(edited) if edited is not None else None,
+            request_sha256=request_sha256,
         )
         changes: dict[str, Any] = {"status": "cancelled", "response": response, "resolved_run_id": run_id}
         if envelope.status == "submitted":

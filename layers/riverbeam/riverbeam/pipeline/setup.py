@@ -25,6 +25,9 @@ DEFAULT_LEASE_SECONDS = 900
 DEFAULT_ACTION_TTL_SECONDS = 24 * 3600
 # a sweep looks at this many overdue actions at most; the next sweep goes on
 DEFAULT_SWEEP_LIMIT = 1000
+# a request with a request_id that is not answered within this is taken to have died with its process:
+# a retry may then answer it (so it must outlast the longest request: a non-streamed invoke's run)
+DEFAULT_REQUEST_LEASE_SECONDS = 900
 Clock = Callable[[], datetime]
 
 
@@ -48,6 +51,7 @@ class Setup:
         coalesce_seconds: float = DEFAULT_COALESCE_SECONDS,
         clock: Clock = utc_clock,
         events: EventSink | None = None,
+        request_lease_seconds: int = DEFAULT_REQUEST_LEASE_SECONDS,
     ) -> None:
         self.store = store
         self.agents: dict[str, AgentRunner] = {}
@@ -61,6 +65,7 @@ class Setup:
         self.loaders: list[Callable[[], None]] = []
         # where approval events go (events.py), after the writes they tell of; None: nowhere
         self.events = events
+        self.request_lease_seconds = request_lease_seconds
         self._loading = threading.RLock()
 
     def load_agents(self) -> None:
