@@ -2,7 +2,8 @@
 WebSocket API as any other client.
 
 static/index.html is the page and static/inbox/ its assets (script, style, config.js), so the folder can be
-copied as it is to any static host: index.html at the root, inbox/ beside it."""
+copied as it is to any static host: index.html at the root, inbox/ beside it. The stack serves them behind its
+door (door.py: no secret needed for them, a Content-Security-Policy added); a static host sets its own."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""One `riverbeam dev` process: checks, the table and queues, the handlers' environment, then uvicorn serving
-the app beside the queue poller and the snapshots, until Ctrl-C or SIGTERM."""
+"""One `riverbeam dev` process: checks, the stack's secret, the table and queues, the handlers' environment,
+then uvicorn serving the app behind its door beside the queue poller and the snapshots, until Ctrl-C or
+SIGTERM."""
 
 from __future__ import annotations
 
