@@ -104,7 +104,8 @@ def test_the_queues_are_fifo_with_the_templates_redrive_and_sizes(
     assert job["ContentBasedDeduplication"] == "true"
     assert job["VisibilityTimeout"] == str(queues["JobQueue"]["Properties"]["VisibilityTimeout"])
     redrive = json.loads(job["RedrivePolicy"])
-    assert redrive == {"deadLetterTargetArn": dead["QueueArn"], "maxReceiveCount": 3}
+    written = queues["JobQueue"]["Properties"]["RedrivePolicy"]["maxReceiveCount"]
+    assert redrive == {"deadLetterTargetArn": dead["QueueArn"], "maxReceiveCount": written}
     assert int(dead["MessageRetentionPeriod"]) > int(job["MessageRetentionPeriod"])
     assert stack.outputs["QueueUrl"] == stack.physical["JobQueue"]
 
