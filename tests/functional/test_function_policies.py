@@ -5,6 +5,7 @@ A call the policy misses is AccessDenied in AWS and nowhere else (issue 13's rev
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -153,3 +154,22 @@ def test_the_worker_closing_a_partial_resume_whose_other_action_expired_is_allow
         assert not _missing(made, "WorkerFunction"), _missing(made, "WorkerFunction")
         run = store.get_run(job.run_id)
         assert run is not None and run.status == "completed"
+
+
+def test_an_invoke_whose_hand_off_fails_frees_its_request_id_as_its_policy_allows() -> None:
+    with moto_store() as store:
+        beam, _ = clocked(store, Clock())
+        body = invoke_body(request_id=str(uuid.uuid4()))
+
+        def queue_unreachable(job: Any) -> None:
+            raise RuntimeError("the queue refused the job")
+
+        # as InvokeFunction: the request_id claimed, the hand-off fails, the claim released (a DeleteItem)
+        with _recorded(store) as calls, pytest.raises(BeamError):
+            beam.accept_invoke(body, hand_off=queue_unreachable)
+        assert "dynamodb:DeleteItem" in calls
+        assert not _missing(calls, "InvokeFunction"), _missing(calls, "InvokeFunction")
+        # freed: the same request sent again is accepted afresh
+        handed: list[Any] = []
+        job = beam.accept_invoke(body, hand_off=handed.append)
+        assert handed == [job]
