@@ -6,6 +6,7 @@ accept_resume) and the worker's (run_job) apart.
     python bench/store_calls.py                 # on moto in process
     python bench/store_calls.py --endpoint URL  # on any DynamoDB-compatible endpoint
     python bench/store_calls.py --endpoint aws  # on the AWS account of the environment
+    python bench/store_calls.py --request-ids   # every request with a request_id, each sent twice
 
 Requests are counted with botocore's event hooks; every request asks for ReturnConsumedCapacity=TOTAL and the
 units the server reports are summed. moto reports fixed placeholder units (and none for transactions), so the
@@ -31,12 +32,15 @@ import boto3
 from beam_store import DynamoBeamStore
 from riverbeam import AgentResult, ModelTurn, RiverBeam, ScriptedModel, ToolAgentRunner, ToolCall, tool
 
+# --request-ids: every invoke and resume carries a request_id and is sent twice
+REQUEST_IDS = False
 CAPACITY_OPERATIONS = {
     "GetItem",
     "Query",
     "PutItem",
     "UpdateItem",
     "TransactWriteItems",
+    "DeleteItem",
     "BatchGetItem",
     "BatchWriteItem",
 }
@@ -125,7 +129,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--endpoint", help="a DynamoDB endpoint URL, or 'aws' for the account's default")
     parser.add_argument("--rounds", type=int, default=5, help="invoke+resume pairs to average over")
+    parser.add_argument(
+        "--request-ids",
+        action="store_true",
+        help="give every invoke and resume a request_id and send each twice (the retry counted apart)",
+    )
     args = parser.parse_args()
+    global REQUEST_IDS
+    REQUEST_IDS = args.request_ids
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     with ExitStack() as stack:
         if args.endpoint is None:
@@ -154,26 +165,10 @@ def main() -> None:
             "author", ToolAgentRunner(model=ScriptedModel(script * 2 * args.rounds), tools=[git_push])
         )
         session_id = str(uuid.uuid4())
-        rows = []
-        for _ in range(args.rounds):
-            meter.take()  # count from here
-            result = beam.invoke(invoke_request(session_id))
-            assert isinstance(result, AgentResult) and result.interrupted
-            invoke = meter.take()
-            beam.resume(resume_request(session_id, result))
-            rows.append((invoke, meter.take()))
-        split = []
-        for _ in range(args.rounds):
-            meter.take()
-            job = beam.accept_invoke(invoke_request(session_id))
-            accepted = meter.take()
-            result = beam.run_job(job, worker_id="bench")
-            assert isinstance(result, AgentResult) and result.interrupted
-            ran = meter.take()
-            job = beam.accept_resume(resume_request(session_id, result))
-            resume_accepted = meter.take()
-            beam.run_job(job, worker_id="bench")
-            split.append((accepted, ran, resume_accepted, meter.take()))
+        rows, split = (
+            in_process(beam, meter, session_id, args.rounds),
+            deployed(beam, meter, session_id, args.rounds),
+        )
         store.client.delete_table(TableName=store.table_name)
 
     where = "moto (in process)" if args.endpoint is None else args.endpoint
@@ -182,18 +177,68 @@ def main() -> None:
         f"{'step':<28}{'requests':>9}  {'by operation':<62}"
         f"{'reported CU':>12}{'est. RCU':>10}{'est. WCU':>10}"
     )
-    print("in process (RiverBeam.invoke, RiverBeam.resume)")
-    print_rows(rows, ("invoke (interrupts)", "resume (approves)"))
+    again = ("invoke sent again", "resume sent again") if REQUEST_IDS else ()
+    print(
+        "in process (RiverBeam.invoke, RiverBeam.resume)"
+        + (", each with a request_id" if REQUEST_IDS else "")
+    )
+    print_rows(rows, ("invoke (interrupts)", "resume (approves)", *again))
     print("deployed: the API handler's part (accept_*), then the worker's (run_job)")
     print_rows(
         split,
-        ("invoke: API handler", "invoke: worker", "resume: API handler", "resume: worker"),
+        ("invoke: API handler", "invoke: worker", "resume: API handler", "resume: worker", *again),
     )
     print("aim: at most 3 requests per invoke and 4 per resume in process; the API handler reads the session")
     print("item and the actions it resolves, never the history. A streamed run (every resume) keeps its")
     print("frames in its closing write, and in a BatchWriteItem after every 25 frames or second and before")
     print("a tool runs; a resume's run_started frame goes in its opening write, so its approved tool (run")
     print("right after it) needs no write of its own, and a worker dying in it has stored every frame sent")
+
+
+def in_process(beam: RiverBeam, meter: Meter, session_id: str, rounds: int) -> list[Any]:
+    rows = []
+    for _ in range(rounds):
+        meter.take()  # count from here
+        invoke = invoke_request(session_id)
+        result = beam.invoke(invoke)
+        assert isinstance(result, AgentResult) and result.interrupted
+        invoked = meter.take()
+        resume = resume_request(session_id, result)
+        beam.resume(resume)
+        resumed = meter.take()
+        if not REQUEST_IDS:
+            rows.append((invoked, resumed))
+            continue
+        assert beam.invoke(invoke).model_dump() == result.model_dump()
+        invoked_again = meter.take()
+        beam.resume(resume)
+        rows.append((invoked, resumed, invoked_again, meter.take()))
+    return rows
+
+
+def deployed(beam: RiverBeam, meter: Meter, session_id: str, rounds: int) -> list[Any]:
+    split = []
+    for _ in range(rounds):
+        meter.take()
+        invoke = invoke_request(session_id)
+        job = beam.accept_invoke(invoke)
+        accepted = meter.take()
+        result = beam.run_job(job, worker_id="bench")
+        assert isinstance(result, AgentResult) and result.interrupted
+        ran = meter.take()
+        resume = resume_request(session_id, result)
+        job = beam.accept_resume(resume)
+        resume_accepted = meter.take()
+        beam.run_job(job, worker_id="bench")
+        resume_ran = meter.take()
+        if not REQUEST_IDS:
+            split.append((accepted, ran, resume_accepted, resume_ran))
+            continue
+        assert beam.accept_invoke(invoke).run_id == result.run_id
+        invoked_again = meter.take()
+        beam.accept_resume(resume)
+        split.append((accepted, ran, resume_accepted, resume_ran, invoked_again, meter.take()))
+    return split
 
 
 def print_rows(rows: list[Any], labels: tuple[str, ...]) -> None:
@@ -210,6 +255,7 @@ def invoke_request(session_id: str) -> dict[str, Any]:
         "session_id": session_id,
         "content": [{"type": "text", "text": "Push docs/x"}],
         "auth_context": {"user_id": "bench"},
+        **({"request_id": str(uuid.uuid4())} if REQUEST_IDS else {}),
     }
 
 
@@ -218,7 +264,13 @@ def resume_request(session_id: str, result: AgentResult) -> dict[str, Any]:
         "agent_name": "author",
         "session_id": session_id,
         "interaction_id": result.interaction_id,
-        "actions": [{"action_id": result.action_required[0].action_id, "status": "submitted"}],
+        "actions": [
+            {
+                "action_id": result.action_required[0].action_id,
+                "status": "submitted",
+                **({"request_id": str(uuid.uuid4())} if REQUEST_IDS else {}),
+            }
+        ],
         "auth_context": {"user_id": "bench"},
     }
 

@@ -37,6 +37,13 @@ logger = Logger(service="riverbeam")
 metrics = Metrics(namespace="Riverbeam", service="riverbeam")
 
 
+# a request with a request_id that is not answered within this is taken to have died with its function:
+# the API functions end within their timeout (29 s in template.yaml; the worker only accepts a queued
+# invoke under its claim, in a second or so), so a retry after a function timed out waits a minute, not
+# the pipeline's default quarter of an hour
+REQUEST_LEASE_SECONDS = 60
+
+
 def detailed_tracing() -> bool:
     """Whether the handlers trace with Powertools' Tracer (the X-Ray SDK: its subsegments, annotations and
     patched clients). The template's DetailedTracing parameter sets POWERTOOLS_TRACE_DISABLED; without it
@@ -109,7 +116,9 @@ def beam() -> RiverBeam:
     config = settings()
     # the table is the template's: no create_table here, and least-privilege roles could not run it
     store = DynamoBeamStore(boto3.client("dynamodb"), config.table_name)
-    riverbeam = RiverBeam(store, frame_ttl_seconds=config.frame_ttl_seconds)
+    riverbeam = RiverBeam(
+        store, frame_ttl_seconds=config.frame_ttl_seconds, request_lease_seconds=REQUEST_LEASE_SECONDS
+    )
     if config.event_bus_name:
         riverbeam.set_event_sink(put_events)
     # the agents, agents.yaml and its parser are loaded by the first request that names an agent
