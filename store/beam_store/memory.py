@@ -26,7 +26,7 @@ from .records import (
     overdue,
     overdue_cursor,
 )
-from .step import StepWrite, numbered
+from .step import StepWrite, numbered, opened_after
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -138,16 +138,42 @@ class InMemoryStore:
         ordered = [a for a in ordered if after is None or overdue_cursor(a) > after]
         return ordered if limit is None else ordered[: max(limit, 0)]
 
+    def get_interaction_waiting(self, interaction_id: str) -> tuple[Interaction | None, list[Action]]:
+        with self._lock:
+            interaction = _copy(self._interactions.get(interaction_id))
+            pending = [
+                a.model_copy(deep=True)
+                for a in self._actions.values()
+                if a.interaction_id == interaction_id and a.status == "pending"
+            ]
+        return interaction, sorted(pending, key=action_sort_key)
+
     def settle_interaction(
-        self, interaction_id: str, status: InteractionStatus, *, seen_updated_at: str, now: str
+        self,
+        interaction_id: str,
+        status: InteractionStatus,
+        *,
+        session_id: str,
+        seen_updated_at: str,
+        now: str,
     ) -> bool:
         with self._lock:
             current = self._interactions.get(interaction_id)
-            if current is None or current.active_run_id is not None or current.updated_at != seen_updated_at:
+            session = self._sessions.get(session_id)
+            if (
+                current is None
+                or session is None
+                or current.session_id != session_id
+                or current.active_run_id is not None
+                or current.updated_at != seen_updated_at
+            ):
                 return False
             self._interactions[interaction_id] = current.model_copy(
                 update={"status": status, "updated_at": now}
             )
+            if status != "in_progress":
+                left = {k: v for k, v in session.open_interactions.items() if k != interaction_id}
+                self._sessions[session_id] = session.model_copy(update={"open_interactions": left})
             return True
 
     def claim_run(self, run_id: str, claimed_by: str, lease_expires_at: str, now: str) -> Run:
@@ -298,6 +324,7 @@ class InMemoryStore:
         if step.touch_last_active:
             changes["last_active_at"] = now
         base = current if current is not None else step.session
+        changes["open_interactions"] = opened_after(step, base.open_interactions, last_seq + 1)
         self._sessions[sid] = base.model_copy(deep=True, update=changes)
 
         interaction = step.interaction

@@ -38,8 +38,8 @@ class BeamStore(Protocol):
     def get_session_with_messages(
         self, session_id: str, *, last: int | None = None
     ) -> tuple[Session | None, list[Message]]:
-        """The session and its messages in seq order, in one read: all of them, or the `last` ones only
-        (a step's cost then stays flat however long the session grows)."""
+        """The session (with its `open_interactions`) and its messages in seq order, in one read: all of
+        them, or the `last` ones only (a step's cost then stays flat however long the session grows)."""
         ...
 
     def list_runs(self, interaction_id: str) -> list[Run]:
@@ -78,12 +78,25 @@ class BeamStore(Protocol):
         up): its conditional write decides."""
         ...
 
+    def get_interaction_waiting(self, interaction_id: str) -> tuple[Interaction | None, list[Action]]:
+        """The interaction and its actions still pending, as the table holds them now (not as an index
+        that may lag shows them): what the sweep decides an interaction's end from. An action a run left
+        pending a moment ago is among them."""
+        ...
+
     def settle_interaction(
-        self, interaction_id: str, status: InteractionStatus, *, seen_updated_at: str, now: str
+        self,
+        interaction_id: str,
+        status: InteractionStatus,
+        *,
+        session_id: str,
+        seen_updated_at: str,
+        now: str,
     ) -> bool:
-        """Store `status` on an interaction that no run holds and that nobody wrote since it was read
-        (`updated_at` still `seen_updated_at`): one conditional write. False where it is missing, held
-        by a run, or changed meanwhile."""
+        """Store `status` on an interaction of `session_id` that no run holds and that nobody wrote since
+        it was read (`updated_at` still `seen_updated_at`), and, for an ended status, take it out of the
+        session's `open_interactions`: one conditional write. False where it is missing, held by a run, or
+        changed meanwhile."""
         ...
 
     def claim_run(self, run_id: str, claimed_by: str, lease_expires_at: str, now: str) -> Run:
@@ -147,7 +160,9 @@ class BeamStore(Protocol):
         ...
 
     def commit(self, step: StepWrite) -> list[Message]:
-        """Write the whole step or nothing; returns the step's messages with their seq.
+        """Write the whole step or nothing; returns the step's messages with their seq. The session's
+        `open_interactions` change with it (step.opened_after); a run that leaves its interaction waiting
+        keeps its `open_actions` where `get_interaction_waiting` reads them.
 
         Raises a `StoreConflict` subclass when a condition fails (action conflicts first, in the order
         given, then session, interaction, run), `StoreBusy` when contention outlasts the retries.

@@ -89,6 +89,9 @@ class Session(WireModel):
     profile_id: str | None = None
     last_seq: int = 0
     last_active_at: str | None = None
+    # the session's interactions in progress (running or waiting for approval), each with the seq its
+    # messages start from: left out of the conversation other interactions' models see (CONTRACT 3.11)
+    open_interactions: dict[str, int] = Field(default_factory=dict)
     created_at: str
     updated_at: str
 

@@ -86,3 +86,15 @@ def numbered(step: StepWrite, after_seq: int) -> list[Message]:
         )
         for i, d in enumerate(step.messages, start=1)
     ]
+
+
+def opened_after(step: StepWrite, opened: dict[str, int], first_seq: int) -> dict[str, int]:
+    """The session's interactions in progress once `step` is written (`opened`: before it). An interaction
+    a step creates, or takes up again after it ended, is in progress from `first_seq` (the seq of the
+    step's first message); one a run leaves completed or failed is no longer."""
+    interaction_id = step.interaction.interaction_id
+    if step.interaction_op in ("create", "acquire"):
+        return {**opened, interaction_id: opened.get(interaction_id, first_seq)}
+    if step.interaction.status == "in_progress":
+        return dict(opened)
+    return {k: v for k, v in opened.items() if k != interaction_id}

@@ -65,14 +65,24 @@ def test_resolved_and_expired_actions_leave_the_list(store: BeamStore) -> None:
 
 
 def test_settle_an_interaction_nobody_holds_and_nobody_wrote_since(store: BeamStore) -> None:
-    _, i, _ = _asking(store, SOON)
+    s, i, _ = _asking(store, SOON)
     seen = store.get_interaction(i.interaction_id)
     assert seen is not None and seen.status == "in_progress" and seen.active_run_id is None
-    assert not store.settle_interaction(i.interaction_id, "completed", seen_updated_at="2000", now=NOW)
-    assert store.settle_interaction(i.interaction_id, "completed", seen_updated_at=seen.updated_at, now=NOW)
+    opened = store.get_session(s.session_id)
+    assert opened is not None and i.interaction_id in opened.open_interactions
+    ids = {"session_id": s.session_id, "now": NOW}
+    assert not store.settle_interaction(i.interaction_id, "completed", seen_updated_at="2000", **ids)
+    other = {"session_id": sid(), "now": NOW}
+    assert not store.settle_interaction(
+        i.interaction_id, "completed", seen_updated_at=seen.updated_at, **other
+    )
+    assert store.settle_interaction(i.interaction_id, "completed", seen_updated_at=seen.updated_at, **ids)
     settled = store.get_interaction(i.interaction_id)
     assert settled is not None and settled.status == "completed" and settled.updated_at == NOW
-    assert not store.settle_interaction(sid(), "completed", seen_updated_at=NOW, now=NOW)
+    # an ended interaction is no longer among the session's interactions in progress
+    session = store.get_session(s.session_id)
+    assert session is not None and session.open_interactions == {}
+    assert not store.settle_interaction(sid(), "completed", seen_updated_at=NOW, **ids)
 
 
 def test_an_interaction_held_by_a_run_is_not_settled(store: BeamStore) -> None:
@@ -82,7 +92,7 @@ def test_an_interaction_held_by_a_run_is_not_settled(store: BeamStore) -> None:
     held = store.get_interaction(i.interaction_id)
     assert held is not None and held.active_run_id is not None
     assert not store.settle_interaction(
-        i.interaction_id, "completed", seen_updated_at=held.updated_at, now=NOW
+        i.interaction_id, "completed", session_id=s.session_id, seen_updated_at=held.updated_at, now=NOW
     )
     after = store.get_interaction(i.interaction_id)
     assert after is not None and after.status == "in_progress" and after.active_run_id == held.active_run_id

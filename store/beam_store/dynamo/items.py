@@ -1,9 +1,14 @@
 """DynamoBeamStore's items: their keys, and records to and from attribute values.
 
 Items (pk / sk):
-  SESSION#<id> / SESSION           the session, with the message counter `last_seq`
+  SESSION#<id> / SESSION           the session, with the message counter `last_seq` and, for each
+                                   interaction in progress, `open#<interaction id>`: the seq its
+                                   messages start from (top-level attributes: a step sets or removes
+                                   its own with no read, whatever the others)
   SESSION#<id> / MSG#<seq:012d>    its messages, so one Query reads a session and its history
-  INTERACTION#<id> / INTERACTION   the interaction, with `active_run_id` while a run holds it
+  INTERACTION#<id> / INTERACTION   the interaction, with `active_run_id` while a run holds it and
+                                   `waiting_on`: the actions its last run left pending (read by the
+                                   sweep from the table, where gsi1 may not show them yet)
   RUN#<id> / RUN                   a run;    gsi1: INTERACTION#<id> / RUN#<created_at>#<id>
   RUN#<id> / FRAME#<frame_seq:08d> a frame of a streamed run, JSON, with a TTL
   ACTION#<id> / ACTION             an action; gsi1: INTERACTION#<id> /
@@ -56,6 +61,8 @@ GSI2 = "gsi2"
 GSI3 = "gsi3"
 PENDING_KEY = "PENDING"
 TTL_ATTRIBUTE = "expires_at"
+OPEN_PREFIX = "open#"
+WAITING_ATTRIBUTE = "waiting_on"
 MAX_SEQ = 10**12 - 1
 MAX_FRAME = 10**8 - 1
 # record fields whose values are JSON of any shape, each stored as a string of compact JSON
@@ -117,7 +124,14 @@ def record_attrs(record: BaseModel) -> dict[str, Any]:
 
 
 def load(model: type[M], item: Item | None) -> M | None:
-    return None if not item else model.model_validate(deserialize_item(item))
+    if not item:
+        return None
+    attrs = deserialize_item(item)
+    if model is Session:
+        attrs["open_interactions"] = {
+            name[len(OPEN_PREFIX) :]: value for name, value in attrs.items() if name.startswith(OPEN_PREFIX)
+        }
+    return model.model_validate(attrs)
 
 
 # keys
@@ -168,8 +182,15 @@ def action_gsi2sk(action: Action) -> str:
 # whole items
 
 
+def open_attribute(interaction_id: str) -> str:
+    """The session item's attribute that holds an interaction in progress (the seq it starts from)."""
+    return OPEN_PREFIX + interaction_id
+
+
 def session_item(session: Session) -> Item:
-    return session_key(session.session_id) | record_attrs(session) | {"entity": {"S": "session"}}
+    opened = {open_attribute(i): serialize(seq) for i, seq in session.open_interactions.items()}
+    attrs = {k: v for k, v in record_attrs(session).items() if k != "open_interactions"}
+    return session_key(session.session_id) | attrs | opened | {"entity": {"S": "session"}}
 
 
 def interaction_item(interaction: Interaction) -> Item:

@@ -55,6 +55,7 @@ from .items import (
 )
 from .requests import RequestRecords
 from .retry import MAX_ATTEMPTS, MAX_SECONDS, STEP_BACKOFF, batch_put
+from .settle import interaction_waiting, settle
 from .table import ensure_table
 from .transaction import refused, transact_items
 
@@ -161,7 +162,7 @@ class DynamoBeamStore(RequestRecords):
         )
         for item in items:
             if item["sk"]["S"] == "SESSION":
-                session = Session.model_validate(deserialize_item(item))
+                session = load(Session, item)
             else:
                 messages.append(Message.model_validate(deserialize_item(item)))
         if last is None:
@@ -252,23 +253,19 @@ class DynamoBeamStore(RequestRecords):
         found = [Action.model_validate(deserialize_item(i)) for i in self._query(limit, **params)]
         return [a for a in found if overdue(a, now)]
 
+    def get_interaction_waiting(self, interaction_id: str) -> tuple[Interaction | None, list[Action]]:
+        return interaction_waiting(self, interaction_id)
+
     def settle_interaction(
-        self, interaction_id: str, status: InteractionStatus, *, seen_updated_at: str, now: str
+        self,
+        interaction_id: str,
+        status: InteractionStatus,
+        *,
+        session_id: str,
+        seen_updated_at: str,
+        now: str,
     ) -> bool:
-        e = Expression()
-        condition = e.all(e.exists(), e.missing("active_run_id"), e.eq("updated_at", seen_updated_at))
-        update = e.sets({"status": serialize(status), "updated_at": serialize(now)})
-        try:
-            self.client.update_item(
-                TableName=self.table_name,
-                Key=interaction_key(interaction_id),
-                **e.apply({"UpdateExpression": update, "ConditionExpression": condition}),
-            )
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise
-            return False
-        return True
+        return settle(self, interaction_id, status, session_id, seen_updated_at, now)
 
     def claim_run(self, run_id: str, claimed_by: str, lease_expires_at: str, now: str) -> Run:
         e = Expression()

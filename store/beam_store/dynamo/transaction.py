@@ -8,10 +8,12 @@ Each item is one part of the step (conflicts.Part), in this order, each on its c
     open      Update ACTION   missing, or pending in the same interaction (then left as it is)
     told      Update ACTION   expired, its expiry not told yet (no resolved_run_id)
     session   Put SESSION     missing                       (a new session)
-              Update SESSION  exists, same owner, last_seq as read (when the step has messages)
+              Update SESSION  exists, same owner, last_seq as read (when the step has messages);
+                              sets or removes the interaction's `open#<id>` (step.opened_after)
     interaction Put           missing                       (create, held by the run)
               Update          exists, same session, no run  (acquire)
-              Update          held by this run              (release)
+              Update          held by this run              (release; keeps `waiting_on`, the
+                                                            actions it leaves pending)
     run       Put RUN         missing (create) / still running (close)
     message   Put MSG#<seq>   missing: seqs after the counter, so a writer that lost the counter collides
     frame     Put FRAME#<n>   none (a frame is written once, whoever writes it)
@@ -27,10 +29,11 @@ from pydantic import BaseModel
 from ..conflicts import Part, first_conflict
 from ..errors import StoreConflict
 from ..records import Action, Interaction, Run, Session
-from ..step import StepWrite, numbered
+from ..step import StepWrite, numbered, opened_after
 from .expressions import Expression, put_new, updated
 from .items import (
     PENDING_INDEX_ATTRIBUTES,
+    WAITING_ATTRIBUTE,
     action_attrs,
     action_gsi1sk,
     action_gsi2sk,
@@ -40,6 +43,7 @@ from .items import (
     interaction_key,
     load,
     message_item,
+    open_attribute,
     run_item,
     serialize,
     serialize_json,
@@ -112,7 +116,10 @@ def _open(action: Action) -> dict[str, Any]:
 def _session(step: StepWrite, exists: bool, expected_seq: int, now: str) -> tuple[str, dict[str, Any]]:
     count = len(step.messages)
     if not exists:
-        session = step.session.model_copy(update={"last_seq": count, "updated_at": now})
+        opened = opened_after(step, {}, 1)
+        session = step.session.model_copy(
+            update={"last_seq": count, "updated_at": now, "open_interactions": opened}
+        )
         if step.touch_last_active:
             session = session.model_copy(update={"last_active_at": now})
         return "Put", put_new(session_item(session))
@@ -124,7 +131,26 @@ def _session(step: StepWrite, exists: bool, expected_seq: int, now: str) -> tupl
     if count:
         changes["last_seq"] = serialize(expected_seq + count)
         conditions.append(e.eq("last_seq", expected_seq))
-    return "Update", updated(session_key(step.session.session_id), changes, e.all(*conditions), e)
+    update = e.sets(changes) + _opened(step, e, expected_seq + 1)
+    return "Update", e.apply(
+        {
+            "Key": session_key(step.session.session_id),
+            "UpdateExpression": update,
+            "ConditionExpression": e.all(*conditions),
+        }
+    )
+
+
+def _opened(step: StepWrite, e: Expression, first_seq: int) -> str:
+    """What the step changes of the session's interactions in progress (step.opened_after), as the rest
+    of the session's update expression: its own `open#<id>` set (kept where it is there) or removed."""
+    attribute = open_attribute(step.interaction.interaction_id)
+    if step.interaction_op in ("create", "acquire"):
+        name = e.name(attribute)
+        return f", {name} = if_not_exists({name}, {e.value(serialize(first_seq))})"
+    if step.interaction.status == "in_progress":
+        return ""
+    return " " + e.removes(attribute)
 
 
 def _interaction(step: StepWrite, now: str) -> tuple[str, dict[str, Any]]:
@@ -143,8 +169,13 @@ def _interaction(step: StepWrite, now: str) -> tuple[str, dict[str, Any]]:
         condition = e.all(e.exists(), e.eq("session_id", interaction.session_id), e.missing("active_run_id"))
         return "Update", updated(key, changes, condition, e)
     condition = e.eq("active_run_id", run_id)
-    release = e.sets({"status": serialize(interaction.status), "updated_at": serialize(now)})
-    update = f"{release} {e.removes('active_run_id')}"
+    changes = {"status": serialize(interaction.status), "updated_at": serialize(now)}
+    waiting = [a.action_id for a in step.open_actions]
+    if waiting:
+        changes[WAITING_ATTRIBUTE] = serialize(waiting)
+    release = e.sets(changes)
+    gone = ("active_run_id",) if waiting else ("active_run_id", WAITING_ATTRIBUTE)
+    update = f"{release} {e.removes(*gone)}"
     return "Update", e.apply({"Key": key, "UpdateExpression": update, "ConditionExpression": condition})
 
 

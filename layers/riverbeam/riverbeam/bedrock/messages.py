@@ -1,5 +1,6 @@
 """The stored conversation as Converse `messages`: user and assistant turns alternating, every toolUse of an
-assistant turn answered by a toolResult (same toolUseId) in the next user turn, within a bounded window."""
+assistant turn answered by a toolResult (same toolUseId) in the next user turn, and every toolResult right
+after its toolUse, within a bounded window."""
 
 from __future__ import annotations
 
@@ -97,6 +98,20 @@ def _merged(turns: Iterable[tuple[str, list[Block]]]) -> list[Turn]:
     return merged
 
 
+def _without_orphan_results(turns: list[Turn]) -> list[Turn]:
+    """Drop each toolResult whose toolUse is not in the assistant turn right before it (a window left its
+    call out): Converse refuses one. Turns it empties go, and those left of one role merge."""
+    kept: list[tuple[str, list[Block]]] = []
+    asked: set[str] = set()
+    for turn in turns:
+        blocks = turn["content"]
+        if turn["role"] == "user":
+            blocks = [b for b in blocks if "toolResult" not in b or b["toolResult"]["toolUseId"] in asked]
+        asked = {b["toolUse"]["toolUseId"] for b in blocks if "toolUse" in b}
+        kept.append((turn["role"], blocks))
+    return _merged(kept)
+
+
 def _answer_every_call(turns: list[Turn]) -> list[Turn]:
     """Give each toolUse its toolResult in the next user turn (Converse refuses a conversation without)."""
     answered: list[Turn] = []
@@ -148,7 +163,7 @@ def _windowed(turns: list[Turn], window: ConversationWindow) -> list[Turn]:
 def converse_messages(
     conversation: Sequence[NewMessage], window: ConversationWindow = DEFAULT_WINDOW
 ) -> list[Turn]:
-    return _windowed(_answer_every_call(_merged(_turns(conversation))), window)
+    return _windowed(_answer_every_call(_without_orphan_results(_merged(_turns(conversation)))), window)
 
 
 def tool_config(tools: Sequence[Tool]) -> dict[str, Any] | None:

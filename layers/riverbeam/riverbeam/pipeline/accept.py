@@ -22,13 +22,19 @@ logger = logging.getLogger(__name__)
 
 
 def _read(
-    setup: Setup, session_id: str, runner: AgentRunner, with_history: bool, *, whole_if_cut: bool = True
+    setup: Setup,
+    ids: tuple[str, str],
+    runner: AgentRunner,
+    with_history: bool,
+    *,
+    whole_if_cut: bool = True,
 ) -> tuple[Session | None, list[Message]]:
     """The session, whose owner is checked on it; and, for a step whose agent runs in this process, the
-    conversation it is given (history.py). A step a worker runs reads the session item alone here: the
-    worker reads the conversation."""
+    conversation it is given for a step of the interaction (`ids`: session, interaction; history.py). A
+    step a worker runs reads the session item alone here: the worker reads the conversation."""
+    session_id, interaction_id = ids
     if with_history:
-        return read_conversation(setup.store, session_id, runner, whole_if_cut=whole_if_cut)
+        return read_conversation(setup.store, session_id, interaction_id, runner, whole_if_cut=whole_if_cut)
     return setup.store.get_session(session_id), []
 
 
@@ -44,14 +50,14 @@ def open_invoke(
     free), the run, and the input message, in one write."""
     runner = setup.runner(req.agent_name)
     session_id, user = str(req.session_id), req.auth_context
+    interaction_id = str(req.interaction_id) if req.interaction_id else new_interaction_id or new_id()
     # a window without a person's message is dropped: this invoke's input starts the conversation
-    session, history = _read(setup, session_id, runner, with_history, whole_if_cut=False)
+    session, history = _read(setup, (session_id, interaction_id), runner, with_history, whole_if_cut=False)
     checks.refuse_other_owner(session, user.user_id)
     now = utc_now()
     session_op: Literal["create", "update"] = "update" if session is not None else "create"
     if session is None:
         session = new_session(session_id, user, now)
-    interaction_id = str(req.interaction_id) if req.interaction_id else new_interaction_id or new_id()
     interaction = interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
     run = new_run(interaction, req.agent_name, now, run_id)
     # the interaction's actions read once: checked to be in this session (the caller's), then expired
@@ -99,7 +105,7 @@ def _checked_resume(
     head = intake.parse_request(ResumeHead, body)
     runner = setup.runner(head.agent_name)
     session_id = str(head.session_id)
-    found, history = _read(setup, session_id, runner, with_history)
+    found, history = _read(setup, (session_id, str(head.interaction_id)), runner, with_history)
     session = checks.require_owner(found, session_id, head.auth_context.user_id)
     checks.require_uuid_action_ids(body)
     return _Resuming(intake.parse_request(ResumeRequest, body), runner, session, history)

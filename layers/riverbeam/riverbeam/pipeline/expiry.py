@@ -44,21 +44,18 @@ def settle_refusal(
 
 def settle(setup: Setup, interaction_id: str, expired: set[str], now: str) -> bool:
     """Close an interaction that waits on nothing any more: no run holds it and none of its actions is
-    pending (those just `expired` aside; one the index still shows pending is read again). It is stored
-    `completed`: nobody answered, nothing failed, and its actions say why (`expired`); its next run (an
-    invoke naming it) tells the agent, as for any expiry. One conditional write: a run that took or
-    changed the interaction meanwhile keeps it as that run leaves it."""
-    seen = setup.store.get_interaction(interaction_id)
+    pending (those just `expired` aside). It is stored `completed`: nobody answered, nothing failed, and
+    its actions say why (`expired`); its next run (an invoke naming it) tells the agent, as for any
+    expiry. What it decides from is read from the table (get_interaction_waiting), never from an index
+    that may not show an action a run asked for a moment ago; and it is one conditional write on what it
+    read: a run that took or changed the interaction since keeps it as that run leaves it."""
+    seen, pending = setup.store.get_interaction_waiting(interaction_id)
     if seen is None or seen.status != "in_progress" or seen.active_run_id is not None:
         return False
-    for action in setup.store.list_actions(interaction_id):
-        if action.status != "pending" or action.action_id in expired:
-            continue
-        current = setup.store.get_action(action.action_id)
-        if current is not None and current.status == "pending":
-            return False
+    if any(action.action_id not in expired for action in pending):
+        return False
     return setup.store.settle_interaction(
-        interaction_id, "completed", seen_updated_at=seen.updated_at, now=now
+        interaction_id, "completed", session_id=seen.session_id, seen_updated_at=seen.updated_at, now=now
     )
 
 

@@ -64,7 +64,7 @@ def _resolved_unrun(setup: Setup, job: RunJob, run: Run) -> list[Action]:
 
 def _claimed_step(setup: Setup, job: RunJob, run: Run) -> Step:
     runner = setup.runner(job.agent_name)
-    session, history = read_conversation(setup.store, job.session_id, runner)
+    session, history = read_conversation(setup.store, job.session_id, job.interaction_id, runner)
     if session is None:
         raise BeamError("BEM-020", f"session {job.session_id} not found", field="session_id")
     return Step(
