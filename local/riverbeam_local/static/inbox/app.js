@@ -3,6 +3,7 @@
 // the URL (?session=); the user id is kept in localStorage, the run this tab follows in sessionStorage.
 import { Api, Runs, Subscription, settings } from "./api.js";
 import { card, drawDiff, pretty, tickCountdowns, uuid4 } from "./approvals.js";
+import { visible, visibleJson } from "./display.js";
 
 const $ = (id) => document.getElementById(id);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -14,7 +15,7 @@ const runKey = (sessionId) => `riverbeam.run.${sessionId}`;
 
 // the last few errors, each once (a refused read and a refused subscription may come together)
 function showError(error) {
-  const text = error.code ? `${error.code}: ${error.detail}` : String(error.message || error);
+  const text = visible(error.code ? `${error.code}: ${error.detail}` : String(error.message || error));
   const shown = [...$("errors").children].filter((item) => item.textContent !== text).slice(-2);
   const item = document.createElement("p");
   item.className = "error";
@@ -23,23 +24,24 @@ function showError(error) {
   $("errors").replaceChildren(...shown, item);
 }
 
+// one entry of the conversation: its text shown as text (never HTML), hidden characters escaped
 function entry(kind, label, text) {
   const item = document.createElement("li");
   item.className = `entry ${kind}`;
   item.dataset.kind = kind;
   const who = document.createElement("span");
   who.className = "who";
-  who.textContent = label;
+  who.textContent = visible(label);
   const body = document.createElement("div");
   body.className = "body";
-  body.textContent = text;
+  body.textContent = visible(text, { lines: true });
   item.append(who, body);
   $("conversation").append(item);
   item.scrollIntoView({ block: "nearest" });
   return body;
 }
 
-const brief = (value) => (typeof value === "string" ? value : JSON.stringify(value));
+const brief = (value) => (typeof value === "string" ? value : visibleJson(value));
 
 // a tool's output as lines a person reads: key=value, a text of several lines under its key
 function outputText(output) {
@@ -58,7 +60,7 @@ function showResult(part) {
 
 function showCall(call) {
   state.calls.set(call.tool_call_id, call.args);
-  entry("call", "tool call", `${call.name} ${JSON.stringify(call.args)}`);
+  entry("call", "tool call", `${call.name} ${visibleJson(call.args)}`);
 }
 
 // a decision as the conversation records it; edited args drawn as a diff of what the agent asked for
@@ -93,7 +95,7 @@ function showFrame(frame) {
       return;
     case "text_delta": {
       if (!state.bubbles.has(runId)) state.bubbles.set(runId, entry("agent", "agent", ""));
-      state.bubbles.get(runId).textContent += frame.text;
+      state.bubbles.get(runId).textContent += visible(frame.text, { lines: true });
       return;
     }
     case "tool_call":

@@ -1,8 +1,12 @@
 // The pending approvals: one card per action, with its tool, args, hash and time left, and the three
 // decisions. Every decision is a resume carrying the action's args_sha256, so the server refuses it
-// (BEM-067) if the args are no longer those the person saw.
+// (BEM-067) if the args are no longer those the person saw. What the card shows is what runs: text goes in
+// with textContent, and control, bidi and invisible characters as visible escapes (display.js), with a
+// warning where the args hold any.
+import { hiddenWarning, visible, visibleJson } from "./display.js";
 
-export const pretty = (value) => JSON.stringify(sortKeys(value), null, 2);
+// args as the card, the editor and the diff show them: JSON of the same value, hidden characters escaped
+export const pretty = (value) => visibleJson(sortKeys(value), 2);
 
 function sortKeys(value) {
   if (Array.isArray(value)) return value.map(sortKeys);
@@ -103,9 +107,18 @@ export function card(template, action, decide) {
   const part = (selector) => node.querySelector(selector);
   node.dataset.actionId = action.action_id;
   node.dataset.expiresAt = action.expires_at || "";
-  part(".tool").textContent = action.tool;
+  part(".tool").textContent = visible(action.tool);
   part(".args").textContent = pretty(action.args);
-  part("[data-testid=approval-hash]").textContent = action.args_sha256 || "(none)";
+  part("[data-testid=approval-hash]").textContent = visible(action.args_sha256 || "(none)");
+  const warning = hiddenWarning(action.args);
+  if (warning) {
+    const note = document.createElement("p");
+    note.className = "hidden-chars";
+    note.dataset.testid = "approval-warning";
+    note.setAttribute("role", "alert");
+    note.textContent = warning;
+    part(".args").before(note);
+  }
   const problem = part(".problem");
   const editor = part(".editor");
   const edited = part(".edited");
@@ -119,14 +132,14 @@ export function card(template, action, decide) {
       await decide(action, response);
       node.classList.add("decided");
     } catch (error) {
-      problem.textContent = error.message;
+      problem.textContent = visible(error.message);
       if (error.status === 410) node.classList.add("expired"); // too late: nothing left to decide
       else node.querySelectorAll("button").forEach((button) => (button.disabled = false));
     }
   };
   const checkEdit = () => {
     const parsed = parseEdit(edited.value);
-    invalid.textContent = parsed.error || "";
+    invalid.textContent = visible(parsed.error || "");
     if (parsed.value) drawDiff(part(".diff"), action.args, parsed.value);
     return parsed;
   };
