@@ -26,6 +26,21 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
         yield s
 
 
+@pytest.fixture
+def jobs_sent(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Every job the handlers put on the queue (SQS itself would drop a resend of one run's job)."""
+    sent: list[dict[str, Any]] = []
+    sqs = runtime.sqs()
+    real = sqs.send_message
+
+    def counted(**params: Any) -> Any:
+        sent.append(json.loads(params["MessageBody"]))
+        return real(**params)
+
+    monkeypatch.setattr(sqs, "send_message", counted)
+    return sent
+
+
 def store() -> DynamoBeamStore:
     found = runtime.beam().store
     assert isinstance(found, DynamoBeamStore)
@@ -98,7 +113,7 @@ def test_a_non_streamed_invoke_sent_again_gets_the_same_result(stack: Stack) -> 
     assert [m.role for m in store().list_messages(body["session_id"])] == ["human", "ai"]
 
 
-def test_a_streamed_invoke_sent_again_queues_one_job(stack: Stack) -> None:
+def test_a_streamed_invoke_sent_again_queues_one_job(stack: Stack, jobs_sent: list[dict[str, Any]]) -> None:
     session_id = str(uuid.uuid4())
     connection, _ = stack.connect(session_id, "u1")
     body = invoke(session_id, str(uuid.uuid4()), stream=True)
@@ -114,23 +129,25 @@ def test_a_streamed_invoke_sent_again_queues_one_job(stack: Stack) -> None:
     )
     assert first["statusCode"] == again["statusCode"] == by_socket["statusCode"] == 202
     assert body_of(again) == body_of(by_socket) == body_of(first)
-    assert stack.queued() == 1
+    assert [j["job"]["run_id"] for j in jobs_sent] == [body_of(first)["run_id"]]
     assert stack.drain() == []
     frames = stack.pushed(connection)
     assert {f["run_id"] for f in frames} == {body_of(first)["run_id"]}
     assert [f["type"] for f in frames].count("done") == 1
 
 
-def test_a_resume_sent_again_queues_one_job_and_pushes_once(stack: Stack, tmp_path: Path) -> None:
+def test_a_resume_sent_again_queues_one_job_and_pushes_once(
+    stack: Stack, tmp_path: Path, jobs_sent: list[dict[str, Any]]
+) -> None:
     result = interrupted(stack)
     body = resume(result, str(uuid.uuid4()))
     first, again = post(stack, "resume", body), post(stack, "resume", body)
     assert first["statusCode"] == again["statusCode"] == 202
     assert body_of(again) == body_of(first)
-    assert stack.queued() == 1
+    assert [j["job"]["run_id"] for j in jobs_sent] == [body_of(first)["run_id"]]
     assert stack.drain() == []
     after = post(stack, "resume", body)  # after its run ended, too
-    assert after["statusCode"] == 202 and body_of(after) == body_of(first) and stack.queued() == 0
+    assert after["statusCode"] == 202 and body_of(after) == body_of(first) and len(jobs_sent) == 1
     assert pushes(tmp_path, "docs/update") == 2  # pushed once: the work tree's two commits
     action = store().get_action(result["action_required"][0]["action_id"])
     assert action is not None and action.outcome is not None and action.outcome.status == "ok"
@@ -184,3 +201,21 @@ def test_a_job_the_queue_refused_frees_its_request_id(stack: Stack, monkeypatch:
     assert stack.drain() == []
     run = store().get_run(ack["run_id"])
     assert run is not None and run.status == "interrupted"
+
+
+def test_two_queue_messages_with_one_request_id_run_once(stack: Stack) -> None:
+    session_id = str(uuid.uuid4())
+    body = invoke(session_id, str(uuid.uuid4()), content=[{"type": "text", "text": "Hello"}])
+    for _ in range(2):  # a producer that sent it again: another message (deduplicated by id, not content)
+        stack.sqs.send_message(
+            QueueUrl=stack.queue_url,
+            MessageBody=json.dumps(body),
+            MessageGroupId=session_id,
+            MessageDeduplicationId=str(uuid.uuid4()),
+        )
+    assert stack.queued() == 2
+    assert stack.drain() == []
+    assert stack.queued() == 0
+    stored = store().list_messages(session_id)
+    assert [m.role for m in stored] == ["human", "ai"]
+    assert len({m.run_id for m in stored}) == 1
