@@ -22,6 +22,7 @@ from typing import Any
 import uvicorn
 
 from . import template as template_module
+from .lock import DataDirLocked, data_dir_lock
 from .stack_secret import SecretError, page_url, stack_secret
 
 log = logging.getLogger("riverbeam_local")
@@ -186,6 +187,10 @@ def run(
     os.environ.update(RIVERBEAM_MODEL=model, RIVERBEAM_AGENTS_FILE=str(agents))
     with _stopped_by_signals(), contextlib.ExitStack() as stack:
         data_dir = prepare_data_dir(data_dir)
+        try:  # before anything else touches the data dir: one stack per data dir
+            stack.enter_context(data_dir_lock(data_dir))
+        except DataDirLocked as error:
+            raise StartError(str(error)) from None
         try:
             secret = stack_secret(data_dir)
         except SecretError as error:
