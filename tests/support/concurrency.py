@@ -70,9 +70,10 @@ class Figures:
 
 
 def resumes_of_one_action(store: BeamStore, trials: int, threads: int = 16) -> Figures:
-    """`threads` resumes of one pending action at once, `trials` times: one wins (StreamAck), every other
-    is refused BEM-066, the tool runs once, the action is resolved by the winner's run, and no loser
-    leaves a run behind."""
+    """`threads` resumes of one pending action at once, each with a request_id of its own (distinct
+    resumes, not copies of one: see tests/realserver/test_retry_races.py), `trials` times: one wins
+    (StreamAck), every other is refused BEM-066, the tool runs once, the action is resolved by the
+    winner's run, and no loser leaves a run behind."""
     figures = Figures(f"resumes ({threads} of one action)")
     counter = PushCounter()
     beam, _ = author_beam(store, counter)
@@ -80,8 +81,8 @@ def resumes_of_one_action(store: BeamStore, trials: int, threads: int = 16) -> F
     for trial in range(trials):
         result = beam.invoke(invoke_body())
         assert isinstance(result, AgentResult), f"trial {trial}: {result!r}"
-        body = resume_body(result)
-        outcomes = race(threads, lambda _k, body=body: beam.resume(body))  # type: ignore[misc]
+        bodies = [resume_body(result) for _ in range(threads)]
+        outcomes = race(threads, lambda k, bodies=bodies: beam.resume(bodies[k]))  # type: ignore[misc]
         winners = [o for o in outcomes if isinstance(o, StreamAck)]
         codes = Counter(o.code for o in outcomes if isinstance(o, BeamError))
         assert len(winners) == 1, f"trial {trial}: {len(winners)} winners, {codes}"
