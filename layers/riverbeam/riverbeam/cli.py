@@ -5,7 +5,9 @@ never loaded by the deployed functions)."""
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 
 COMMANDS = {
     "dev": "the local stack on 127.0.0.1 (HTTP, WebSocket, management API)",
@@ -18,9 +20,19 @@ COMMANDS = {
 }
 
 
+def ctrl_c_interrupts() -> None:
+    """Ctrl-C stops a command even where it was started with SIGINT ignored (a background job of a
+    non-interactive shell, nohup: a child inherits the ignored signal), as KeyboardInterrupt."""
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    if ignored and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv else None
+    if command in COMMANDS:
+        ctrl_c_interrupts()
     if command == "dev":
         from riverbeam_local.cli import main as dev
 
