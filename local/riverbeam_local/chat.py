@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print("riverbeam chat: needs a terminal (scripts use riverbeam invoke and resume)", file=sys.stderr)
         return 2
-    api = ApiClient(args.url, args.user, secret=find_secret(args.secret))
+    api = ApiClient(args.url, args.user, secret=find_secret(args.secret, url=args.url))
     chat = Chat(api, args.session or str(uuid.uuid4()), args.agent, View())
     try:
         return asyncio.run(chat.run())

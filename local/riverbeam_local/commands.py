@@ -122,7 +122,8 @@ def main(argv: list[str]) -> int:
         print(f"riverbeam {args.command}: {problem}", file=sys.stderr)
         return 2
     try:
-        COMMANDS[args.command](ApiClient(args.url, args.user, secret=find_secret(args.secret)), args)
+        api = ApiClient(args.url, args.user, secret=find_secret(args.secret, url=args.url))
+        COMMANDS[args.command](api, args)
     except ApiError as error:
         print(error.json(), file=sys.stderr)
         return 1

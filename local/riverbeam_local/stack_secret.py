@@ -4,6 +4,7 @@ the clients find it (`--secret`, the variable, the default data dir's file)."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import secrets
@@ -69,13 +70,29 @@ def stack_secret(data_dir: Path) -> str:
         raise SecretError(f"the secret file {path} cannot be used ({error.strerror or error})") from None
 
 
-def find_secret(given: str | None = None, data_dir: Path = DEFAULT_DATA_DIR) -> str | None:
+def is_loopback(url: str) -> bool:
+    """Whether `url` names this machine (127.0.0.0/8, ::1 or localhost)."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def find_secret(
+    given: str | None = None, data_dir: Path = DEFAULT_DATA_DIR, *, url: str | None = None
+) -> str | None:
     """The secret a client sends: `given` (--secret), else the variable, else the data dir's file; None
-    when there is none (the stack then says what it wants)."""
+    when there is none (the stack then says what it wants). The file is read only for a `url` on this
+    machine, so a client pointed elsewhere never hands a server the local stack's secret unasked."""
     if given:
         return given
     if os.environ.get(SECRET_VARIABLE):
         return os.environ[SECRET_VARIABLE]
+    if url is not None and not is_loopback(url):
+        return None
     try:
         return (data_dir.expanduser() / SECRET_FILE).read_text().strip() or None
     except (OSError, UnicodeDecodeError):

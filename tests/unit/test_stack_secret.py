@@ -132,3 +132,16 @@ def test_the_pages_url_carries_the_secret_in_its_fragment(secret: str) -> None:
     assert url.startswith("http://127.0.0.1:3000/#secret=")
     assert secret_in_url(url) == secret
     assert secret_in_url("http://127.0.0.1:3000/") is None
+
+
+def test_the_data_dirs_secret_goes_only_to_a_stack_on_this_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(SECRET_VARIABLE, raising=False)
+    made = stack_secret(tmp_path)
+    for url in ("http://127.0.0.1:3000", "http://localhost:3000", "http://[::1]:3000", "http://127.0.0.2:9"):
+        assert find_secret(None, tmp_path, url=url) == made
+    for url in ("http://example.com:3000", "https://10.0.0.5", "http://127.0.0.1.example.com"):
+        assert find_secret(None, tmp_path, url=url) is None
+    # what the user gives explicitly is sent wherever the user points it
+    assert find_secret("from-the-flag-0123456", tmp_path, url="http://example.com") == "from-the-flag-0123456"
