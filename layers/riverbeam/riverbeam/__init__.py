@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from beam_store.records import TokenUsage
 
+    from .agent_config import BUILTIN_TOOLS
     from .agents import AgentInput, AgentRunner, Emit, ResolvedAction, RunnerFailure, agent_id_for
     from .bedrock import BedrockConverseModel
     from .errors import CATALOGUE, BeamError, ToolError
@@ -37,10 +38,12 @@ if TYPE_CHECKING:
     from .runner import ToolAgentRunner
     from .tools import Tool, tool
     from .tools.git import git_push_tool
+    from .workspace import prepare_workspace
 
 # each public name and the module that defines it
 _HOMES = {
     "beam_store.records": ("TokenUsage",),
+    ".agent_config": ("BUILTIN_TOOLS",),
     ".agents": ("AgentInput", "AgentRunner", "Emit", "ResolvedAction", "RunnerFailure", "agent_id_for"),
     ".bedrock": ("BedrockConverseModel",),
     ".errors": ("CATALOGUE", "BeamError", "ToolError"),
@@ -68,6 +71,7 @@ _HOMES = {
     ".runner": ("ToolAgentRunner",),
     ".tools": ("Tool", "tool"),
     ".tools.git": ("git_push_tool",),
+    ".workspace": ("prepare_workspace",),
 }
 _HOME = {name: module for module, names in _HOMES.items() for name in names}
 
@@ -86,6 +90,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "BUILTIN_TOOLS",
     "CATALOGUE",
     "ActionRequest",
     "ActionResponseEnvelope",
@@ -124,5 +129,6 @@ __all__ = [
     "ToolResultFrame",
     "agent_id_for",
     "git_push_tool",
+    "prepare_workspace",
     "tool",
 ]
