@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 from .dynamo import DynamoBeamStore, ensure_table
 from .errors import (
     ActionConflict,
+    ContentTooLarge,
     InteractionBusy,
     InteractionInOtherSession,
     InteractionMissing,
@@ -61,6 +62,7 @@ __all__ = [
     "BeamStore",
     "Connection",
     "ContentPart",
+    "ContentTooLarge",
     "DynamoBeamStore",
     "ErrorInfo",
     "InMemoryStore",

@@ -62,3 +62,12 @@ class ActionConflict(StoreConflict):
 
 class StoreBusy(Exception):
     """The store kept refusing the step for contention and gave up after its bounded retries."""
+
+
+class ContentTooLarge(Exception):
+    """What a write would store is over a limit of the table (an item, a transaction) that no content
+    bucket takes it under; nothing was written."""
+
+    def __init__(self, what: str, size: int, limit: int) -> None:
+        super().__init__(f"{what} is {size} bytes as stored; the limit is {limit} bytes")
+        self.what, self.size, self.limit = what, size, limit

@@ -51,18 +51,35 @@ def dynamodb_client(endpoint_url: str | None = None) -> Any:
     return boto3.client("dynamodb", region_name=REGION, endpoint_url=endpoint_url, config=config)
 
 
+def content_bucket(endpoint_url: str | None = None) -> tuple[str, Any]:
+    """A new S3 bucket for large content (moto's, in process or on the embedded server) and its client."""
+    s3 = boto3.client("s3", region_name=REGION, endpoint_url=endpoint_url)
+    bucket = f"riverbeam-content-{uuid.uuid4().hex[:8]}"
+    s3.create_bucket(Bucket=bucket)
+    return bucket, s3
+
+
+def _store(endpoint_url: str | None) -> DynamoBeamStore:
+    """A store on a new table, with a content bucket of its own (as a deployment has)."""
+    bucket, s3 = content_bucket(endpoint_url)
+    return _contended(
+        DynamoBeamStore.connect(
+            f"riverbeam-{uuid.uuid4().hex[:8]}",
+            client=dynamodb_client(endpoint_url),
+            content_bucket=bucket,
+            s3_client=s3,
+        )
+    )
+
+
 @contextmanager
 def moto_store() -> Iterator[DynamoBeamStore]:
     with mock_aws(), serialized_moto():
-        yield _contended(
-            DynamoBeamStore.connect(f"riverbeam-{uuid.uuid4().hex[:8]}", client=dynamodb_client())
-        )
+        yield _store(None)
 
 
 def server_store(endpoint_url: str) -> DynamoBeamStore:
-    return _contended(
-        DynamoBeamStore.connect(f"riverbeam-{uuid.uuid4().hex[:8]}", client=dynamodb_client(endpoint_url))
-    )
+    return _store(endpoint_url)
 
 
 def snapshot(store: Any) -> Any:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 from botocore.exceptions import ClientError
 
 from ..records import RequestRecord
+from .content import ContentStore, update_write
 from .expressions import Expression
 from .items import TTL_ATTRIBUTE, Item, load, request_item, request_key, serialize, serialize_json
 
@@ -36,6 +37,7 @@ class RequestRecords:
 
     client: DynamoDBClient
     table_name: str
+    content: ContentStore
 
     def claim_request(self, record: RequestRecord, now: int) -> RequestRecord | None:
         e = Expression()
@@ -54,7 +56,8 @@ class RequestRecords:
             except ClientError as error:
                 if not _refused(error):
                     raise
-                held = load(RequestRecord, cast(Item | None, error.response.get("Item")))
+                found = self.content.inline(cast(Item | None, error.response.get("Item")))
+                held = load(RequestRecord, found)
                 held = held or self._read(record.user_id, record.request_id)
                 if held is not None and held.holds(now):
                     return held
@@ -64,12 +67,16 @@ class RequestRecords:
         e = Expression()
         condition = e.all(e.eq("claim_id", claim_id), e.eq("status", "in_progress"))
         update = e.sets({"status": serialize("completed"), "answer": serialize_json(answer)})
+        op = e.apply(
+            {
+                "Key": request_key(user_id, request_id),
+                "UpdateExpression": update,
+                "ConditionExpression": condition,
+            }
+        )
+        self.content.offload([update_write(op)])  # a large answer to S3 first
         try:
-            self.client.update_item(
-                TableName=self.table_name,
-                Key=request_key(user_id, request_id),
-                **e.apply({"UpdateExpression": update, "ConditionExpression": condition}),
-            )
+            self.client.update_item(TableName=self.table_name, **op)
         except ClientError as error:
             if not _refused(error):
                 raise
@@ -96,4 +103,4 @@ class RequestRecords:
     def _read(self, user_id: str, request_id: str) -> RequestRecord | None:
         key = request_key(user_id, request_id)
         found = self.client.get_item(TableName=self.table_name, Key=key, ConsistentRead=True)
-        return load(RequestRecord, found.get("Item"))
+        return load(RequestRecord, self.content.inline(found.get("Item")))

@@ -5,6 +5,7 @@ other writers of its session, with one backoff policy for every retry; requests.
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -26,6 +27,7 @@ from ..records import (
     overdue,
 )
 from ..step import StepWrite, numbered
+from .content import ContentStore, item_size, put_write, transaction_writes
 from .expressions import Expression
 from .items import (
     GSI1,
@@ -37,6 +39,7 @@ from .items import (
     PENDING_KEY,
     TTL_ATTRIBUTE,
     Item,
+    action_attrs,
     action_gsi1sk,
     action_gsi2sk,
     action_key,
@@ -61,8 +64,9 @@ from .transaction import refused, transact_items
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
+    from mypy_boto3_s3.client import S3Client
 else:
-    DynamoDBClient = Any
+    DynamoDBClient = S3Client = Any
 
 
 class DynamoBeamStore(RequestRecords):
@@ -73,25 +77,39 @@ class DynamoBeamStore(RequestRecords):
         *,
         max_attempts: int = MAX_ATTEMPTS,
         max_seconds: float = MAX_SECONDS,
+        content_bucket: str | None = None,
+        s3_client: S3Client | None = None,
     ) -> None:
         self.client = client
         self.table_name = table_name
+        # where content too large for an item goes (content.py); None: such an item is refused
+        self.content = ContentStore(content_bucket, s3_client)
         # how long one step may keep losing to other writers of its session before StoreBusy
         self.max_attempts = max_attempts
         self.max_seconds = max_seconds
 
     @classmethod
-    def connect(cls, table_name: str, *, client: DynamoDBClient | None = None) -> DynamoBeamStore:
-        """The store on `table_name`, creating the table (with its index and TTL) if it is missing."""
+    def connect(
+        cls,
+        table_name: str,
+        *,
+        client: DynamoDBClient | None = None,
+        content_bucket: str | None = None,
+        s3_client: S3Client | None = None,
+    ) -> DynamoBeamStore:
+        """The store on `table_name`, creating the table (with its index and TTL) if it is missing. Large
+        content goes to `content_bucket` (default: the environment's CONTENT_BUCKET; the bucket must exist)
+        through `s3_client` (default: boto3's, made on first use)."""
         client = client or boto3.client("dynamodb")
         ensure_table(client, table_name)
-        return cls(client, table_name)
+        bucket = content_bucket if content_bucket is not None else os.environ.get("CONTENT_BUCKET")
+        return cls(client, table_name, content_bucket=bucket, s3_client=s3_client)
 
     # reads
 
     def _get(self, key: Item) -> Item | None:
         response = self.client.get_item(TableName=self.table_name, Key=key, ConsistentRead=True)
-        return response.get("Item")
+        return self.content.inline(response.get("Item"))
 
     def get_session(self, session_id: str) -> Session | None:
         return load(Session, self._get(session_key(session_id)))
@@ -114,7 +132,7 @@ class DynamoBeamStore(RequestRecords):
             page = self.client.query(**params)
             for item in page.get("Items", []):
                 returned += 1
-                yield item
+                yield self.content.inline(item) or item
             if "LastEvaluatedKey" not in page or (limit is not None and returned >= limit):
                 return
             params["ExclusiveStartKey"] = page["LastEvaluatedKey"]
@@ -226,7 +244,7 @@ class DynamoBeamStore(RequestRecords):
         except ClientError as error:
             if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
                 raise
-            found = load(Action, cast(Item | None, error.response.get("Item")))
+            found = load(Action, self.content.inline(cast(Item | None, error.response.get("Item"))))
             return found or self.get_action(action_id), False
         return expired, True
 
@@ -295,15 +313,18 @@ class DynamoBeamStore(RequestRecords):
 
     def append_frames(self, run_id: str, frames: Sequence[Mapping[str, Any]], expires_at: int) -> None:
         items = [frame_item(run_id, f, expires_at) for f in frames]
+        self.content.offload([put_write(item) for item in items])
         batch_put(self.client, self.table_name, items, f"frames of run {run_id}")
 
     def add_frame(self, run_id: str, frame: Mapping[str, Any], expires_at: int) -> bool:
         e = Expression()  # TTL deletes lazily: a frame past its time frees its number, though still stored
         condition = e.any(e.missing(), f"{e.name(TTL_ATTRIBUTE)} <= {e.value({'N': str(int(time.time()))})}")
+        item = frame_item(run_id, frame, expires_at)
+        self.content.offload([put_write(item)])
         try:
             self.client.put_item(
                 TableName=self.table_name,
-                Item=frame_item(run_id, frame, expires_at),
+                Item=item,
                 ConditionExpression=condition,
                 ExpressionAttributeNames=e.names,
                 ExpressionAttributeValues=e.values,
@@ -369,15 +390,19 @@ class DynamoBeamStore(RequestRecords):
         session_exists = step.session_op == "update"
         expected_seq = step.session.last_seq
         started = time.monotonic()
+        projected = projected_sizes(step)
         for attempt in range(self.max_attempts):
             items, parts = transact_items(step, self.table_name, session_exists, expected_seq)
+            # large content to S3 before the items that point at it (sent again, it is not put again)
+            self.content.offload(transaction_writes(items, projected), transaction=True)
             try:
                 token = str(uuid.uuid4())
                 self.client.transact_write_items(TransactItems=cast(Any, items), ClientRequestToken=token)
             except ClientError as error:
                 if error.response["Error"]["Code"] != "TransactionCanceledException":
                     raise
-                current = refused(step, parts, error.response.get("CancellationReasons", []))
+                reasons = error.response.get("CancellationReasons", [])
+                current = refused(step, parts, [self._inlined(reason) for reason in reasons])
                 if current is not None:
                     session_exists, expected_seq = True, current.last_seq
                 if time.monotonic() - started > self.max_seconds:
@@ -388,6 +413,18 @@ class DynamoBeamStore(RequestRecords):
         raise StoreBusy(
             f"the step was refused for contention {self.max_attempts} times or for {self.max_seconds}s"
         )
+
+    def _inlined(self, reason: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A cancellation reason with the item it carries read whole (its content from S3)."""
+        item = reason.get("Item")
+        return {**reason, "Item": self.content.inline(cast(Item, item))} if item else reason
+
+
+def projected_sizes(step: StepWrite) -> dict[str, int]:
+    """The size each action the step updates has once written, by its pk: an update shows only what it
+    sets, and an action's JSON attributes (args, response, outcome...) are set by different steps."""
+    actions = [*step.open_actions, *step.resolve_actions, *step.record_outcomes, *step.tell_expired]
+    return {action_key(a.action_id)["pk"]["S"]: item_size(action_attrs(a)) for a in actions}
 
 
 def json_frame(item: Item) -> dict[str, Any]:
