@@ -17,6 +17,7 @@ from .errors import (
     StoreBusy,
     StoreConflict,
 )
+from .outbox import OutboxEvent
 from .protocol import BeamStore
 from .records import (
     Action,
@@ -72,6 +73,7 @@ __all__ = [
     "InteractionMissing",
     "Message",
     "MessageDraft",
+    "OutboxEvent",
     "RecordExists",
     "RequestRecord",
     "Run",

@@ -37,7 +37,9 @@ from .errors import (
 from .records import Action, Interaction, Run, Session
 from .step import StepWrite
 
-PartKind = Literal["resolve", "outcome", "open", "told", "session", "interaction", "run", "message", "frame"]
+PartKind = Literal[
+    "resolve", "outcome", "open", "told", "session", "interaction", "run", "message", "frame", "outbox"
+]
 # a part of a step: what is written, and the id of its record
 Part = tuple[PartKind, str]
 M = TypeVar("M", bound=BaseModel)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -12,6 +13,8 @@ from pydantic import BaseModel
 
 from .conflicts import Part, first_conflict
 from .errors import RunClaimed, RunNotRunning
+from .outbox import OUTBOX_TTL_SECONDS, OutboxEvent
+from .protocol import ExpiryEvents
 from .records import (
     Action,
     ActionStatus,
@@ -54,6 +57,7 @@ class InMemoryStore:
         self._frames: dict[str, dict[int, tuple[int, str]]] = {}  # run -> seq -> (expires_at, JSON)
         self._connections: dict[str, Connection] = {}
         self._requests: dict[tuple[str, str], RequestRecord] = {}  # (user_id, request_id) -> record
+        self._outbox: deque[tuple[float, OutboxEvent]] = deque()  # (expires at, epoch s; event), in order
 
     def get_session(self, session_id: str) -> Session | None:
         with self._lock:
@@ -120,13 +124,17 @@ class InMemoryStore:
         ordered = [a for a in ordered if after is None or action_cursor(a) > after]
         return ordered if limit is None else ordered[: max(limit, 0)]
 
-    def expire_action(self, action_id: str, now: str) -> tuple[Action | None, bool]:
+    def expire_action(
+        self, action_id: str, now: str, *, outbox: ExpiryEvents | None = None
+    ) -> tuple[Action | None, bool]:
         with self._lock:
             current = self._actions.get(action_id)
             if current is None or not overdue(current, now):
                 return _copy(current), False
             current = current.model_copy(update={"status": "expired", "updated_at": now})
+            events = list(outbox(current.model_copy(deep=True))) if outbox is not None else []
             self._actions[action_id] = current
+            self._keep_events(events)
             return _copy(current), True
 
     def list_overdue_actions(
@@ -274,6 +282,23 @@ class InMemoryStore:
             held = self._requests.get((user_id, request_id))
             return _copy(held) if held is not None and held.expires_at > now else None
 
+    # the outbox
+
+    def _keep_events(self, events: Sequence[OutboxEvent]) -> None:
+        """Under the lock: keep a write's events, and forget those past their time (the table's TTL)."""
+        now = time.time()
+        while self._outbox and self._outbox[0][0] <= now:
+            self._outbox.popleft()
+        copies = (OutboxEvent(*json.loads(json.dumps(e))) for e in events)
+        self._outbox.extend((now + OUTBOX_TTL_SECONDS, e) for e in copies)
+
+    def outbox(self) -> list[OutboxEvent]:
+        """The events of every write committed (and not past OUTBOX_TTL_SECONDS), in the order they were
+        committed: what a DynamoDB table's stream of its outbox items is to DynamoBeamStore (tests)."""
+        now = time.time()
+        with self._lock:
+            return [OutboxEvent(*json.loads(json.dumps(e))) for at, e in self._outbox if at > now]
+
     def records(self) -> list[BaseModel]:
         """Every session, interaction, run, action, message and idempotency record it holds (copies): what
         a table scan is to DynamoDB, for tests and debugging."""
@@ -372,4 +397,5 @@ class InMemoryStore:
             )
         self._messages.setdefault(sid, []).extend(m.model_copy(deep=True) for m in written)
         self._message_ids.update(m.message_id for m in written)
+        self._keep_events(step.outbox)
         return written

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from .outbox import OutboxEvent
 from .records import (
     Action,
     ActionStatus,
@@ -15,6 +16,9 @@ from .records import (
     Session,
 )
 from .step import StepWrite
+
+# the events an expiry publishes, made from the action as the expiry stores it
+ExpiryEvents = Callable[[Action], Sequence[OutboxEvent]]
 
 
 @runtime_checkable
@@ -62,11 +66,14 @@ class BeamStore(Protocol):
         cursor `after` (`action_cursor` of the last action of the page before); one Query on DynamoDB."""
         ...
 
-    def expire_action(self, action_id: str, now: str) -> tuple[Action | None, bool]:
+    def expire_action(
+        self, action_id: str, now: str, *, outbox: ExpiryEvents | None = None
+    ) -> tuple[Action | None, bool]:
         """Store the action `expired` if it is pending and its `expires_at` <= `now` (one conditional
         write: a resolution racing it, conditional on the opposite, has exactly one outcome); returns
         the action as it is afterwards (None: no such action) and whether this call expired it (of
-        expiries racing each other, one)."""
+        expiries racing each other, one). `outbox` makes the events the expiry publishes from the
+        expired action: they are kept in the same write, so only the expiry that wins has them."""
         ...
 
     def list_overdue_actions(
@@ -160,9 +167,9 @@ class BeamStore(Protocol):
         ...
 
     def commit(self, step: StepWrite) -> list[Message]:
-        """Write the whole step or nothing; returns the step's messages with their seq. The session's
-        `open_interactions` change with it (step.opened_after); a run that leaves its interaction waiting
-        keeps its `open_actions` where `get_interaction_waiting` reads them.
+        """Write the whole step or nothing, its `outbox` events with it; returns the step's messages with
+        their seq. The session's `open_interactions` change with it (step.opened_after); a run that
+        leaves its interaction waiting keeps its `open_actions` where `get_interaction_waiting` reads them.
 
         Raises a `StoreConflict` subclass when a condition fails (action conflicts first, in the order
         given, then session, interaction, run), `StoreBusy` when contention outlasts the retries.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NamedTuple
 
+from .outbox import OutboxEvent
 from .records import Action, ContentPart, Interaction, Message, MessageRole, MessageType, Run, Session
 
 
@@ -33,6 +34,7 @@ class StepWrite:
     record_outcomes: each must be resolved by `run` and have no outcome yet.
     tell_expired: each must be expired and not told yet (no resolved_run_id): `run` tells the agent.
     frames: written as `append_frames` would, in the same write.
+    outbox: the events the step publishes (outbox.py), kept in the same write.
 
     A plain class, not a data class: one costs every cold start a millisecond or more to make.
     """
@@ -54,6 +56,7 @@ class StepWrite:
         touch_last_active: bool = False,
         frames: list[dict[str, Any]] | None = None,
         frames_expire_at: int = 0,
+        outbox: list[OutboxEvent] | None = None,
     ) -> None:
         self.session, self.session_op = session, session_op
         self.interaction, self.interaction_op = interaction, interaction_op
@@ -67,6 +70,7 @@ class StepWrite:
         # frames of the run (JSON objects with their frame_seq) kept with the step, until frames_expire_at
         self.frames: list[dict[str, Any]] = frames if frames is not None else []
         self.frames_expire_at = frames_expire_at
+        self.outbox: list[OutboxEvent] = outbox if outbox is not None else []
 
 
 def numbered(step: StepWrite, after_seq: int) -> list[Message]:

@@ -9,8 +9,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import boto3
-from beam_store import DynamoBeamStore, InMemoryStore
+from beam_store import DynamoBeamStore, InMemoryStore, OutboxEvent
 from beam_store.dynamo import deserialize_item
+from beam_store.dynamo.outbox import events_of, is_outbox
 from beam_store.embedded import install_item_rollback
 from botocore.config import Config
 from moto import mock_aws
@@ -85,13 +86,28 @@ def server_store(endpoint_url: str) -> DynamoBeamStore:
 def snapshot(store: Any) -> Any:
     """Everything the store holds, to show that a refused request wrote nothing."""
     if isinstance(store, InMemoryStore):
-        return sorted(repr(record) for record in store.records())
-    items, start = [], None
+        return sorted(repr(record) for record in [*store.records(), *store.outbox()])
+    items = [deserialize_item(i) for i in _scan(store)]
+    return sorted(items, key=lambda i: (i["pk"], i["sk"]))
+
+
+def _scan(store: DynamoBeamStore) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    start = None
     while True:
         page = store.client.scan(
             TableName=store.table_name, ConsistentRead=True, **({"ExclusiveStartKey": start} if start else {})
         )
-        items.extend(deserialize_item(i) for i in page["Items"])
+        items.extend(page["Items"])
         start = page.get("LastEvaluatedKey")
         if not start:
-            return sorted(items, key=lambda i: (i["pk"], i["sk"]))
+            return items
+
+
+def outbox(store: Any) -> list[OutboxEvent]:
+    """The events of every write the store committed: in commit order from an InMemoryStore; from a
+    table, each outbox item's in order, the items by key (a scan, as the stream is not read here)."""
+    if isinstance(store, InMemoryStore):
+        return store.outbox()
+    items = sorted((i for i in _scan(store) if is_outbox(i)), key=lambda i: str(i["pk"]["S"]))
+    return [event for item in items for event in events_of(item)]

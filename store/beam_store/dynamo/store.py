@@ -15,6 +15,7 @@ import boto3
 from botocore.exceptions import ClientError
 
 from ..errors import RunClaimed, RunNotRunning, StoreBusy
+from ..protocol import ExpiryEvents
 from ..records import (
     Action,
     ActionStatus,
@@ -56,6 +57,7 @@ from .items import (
     session_item,
     session_key,
 )
+from .outbox import outbox_items
 from .requests import RequestRecords
 from .retry import MAX_ATTEMPTS, MAX_SECONDS, STEP_BACKOFF, batch_put
 from .settle import interaction_waiting, settle
@@ -220,7 +222,11 @@ class DynamoBeamStore(RequestRecords):
         items = self._query(limit, **params)
         return [Action.model_validate(deserialize_item(i)) for i in items]
 
-    def expire_action(self, action_id: str, now: str) -> tuple[Action | None, bool]:
+    def expire_action(
+        self, action_id: str, now: str, *, outbox: ExpiryEvents | None = None
+    ) -> tuple[Action | None, bool]:
+        """A GetItem, then the conditional UpdateItem; with `outbox`, the update and the events' items in
+        one TransactWriteItems instead (as many requests: the events cost no request of their own)."""
         current = self.get_action(action_id)
         if current is None or not overdue(current, now):
             return current, False
@@ -233,19 +239,25 @@ class DynamoBeamStore(RequestRecords):
             "gsi1sk": serialize(action_gsi1sk(expired)),
             "gsi2sk": serialize(action_gsi2sk(expired)),
         }
-        update = f"{e.sets(changes)} {e.removes(*PENDING_INDEX_ATTRIBUTES)}"
+        update = e.apply(
+            {
+                "TableName": self.table_name,
+                "Key": action_key(action_id),
+                "UpdateExpression": f"{e.sets(changes)} {e.removes(*PENDING_INDEX_ATTRIBUTES)}",
+                "ConditionExpression": condition,
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+        )
+        events = outbox_items(outbox(expired.model_copy(deep=True))) if outbox is not None else []
         try:
-            self.client.update_item(
-                TableName=self.table_name,
-                Key=action_key(action_id),
-                **e.apply({"UpdateExpression": update, "ConditionExpression": condition}),
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
+            if events:
+                puts = [{"Put": {"TableName": self.table_name, "Item": item}} for item in events]
+                self.client.transact_write_items(TransactItems=cast(Any, [{"Update": update}, *puts]))
+            else:
+                self.client.update_item(**update)
         except ClientError as error:
-            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise
-            found = load(Action, self.content.inline(cast(Item | None, error.response.get("Item"))))
-            return found or self.get_action(action_id), False
+            found = _expiry_lost(error)
+            return load(Action, self.content.inline(found)) or self.get_action(action_id), False
         return expired, True
 
     def list_overdue_actions(
@@ -425,6 +437,19 @@ def projected_sizes(step: StepWrite) -> dict[str, int]:
     sets, and an action's JSON attributes (args, response, outcome...) are set by different steps."""
     actions = [*step.open_actions, *step.resolve_actions, *step.record_outcomes, *step.tell_expired]
     return {action_key(a.action_id)["pk"]["S"]: item_size(action_attrs(a)) for a in actions}
+
+
+def _expiry_lost(error: ClientError) -> Item | None:
+    """The action as an expiry that lost its condition found it (None where the answer does not carry
+    it); any other failure is raised again."""
+    code = error.response["Error"]["Code"]
+    if code == "ConditionalCheckFailedException":
+        return cast(Item | None, error.response.get("Item"))
+    # a transaction's first item is the action's update: its reason tells whether the condition failed
+    reasons = cast(list[dict[str, Any]], error.response.get("CancellationReasons") or [{}])
+    if code == "TransactionCanceledException" and reasons[0].get("Code") == "ConditionalCheckFailed":
+        return cast(Item | None, reasons[0].get("Item"))
+    raise error
 
 
 def json_frame(item: Item) -> dict[str, Any]:

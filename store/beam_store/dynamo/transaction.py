@@ -17,6 +17,7 @@ Each item is one part of the step (conflicts.Part), in this order, each on its c
     run       Put RUN         missing (create) / still running (close)
     message   Put MSG#<seq>   missing: seqs after the counter, so a writer that lost the counter collides
     frame     Put FRAME#<n>   none (a frame is written once, whoever writes it)
+    outbox    Put OUTBOX#<id> none: the step's events (outbox.py), an item or two whatever their number
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from .items import (
     session_item,
     session_key,
 )
+from .outbox import outbox_items
 
 RETRYABLE = ("TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded")
 MODELS: dict[str, type[BaseModel]] = {
@@ -211,6 +213,9 @@ def transact_items(
     expires_at = step.frames_expire_at
     items += [{"Put": {"TableName": table, "Item": frame_item(run_id, f, expires_at)}} for f in step.frames]
     parts = [part for part, _, _ in writes] + [("frame", str(f["frame_seq"])) for f in step.frames]
+    outbox = outbox_items(step.outbox)
+    items += [{"Put": {"TableName": table, "Item": item}} for item in outbox]
+    parts += [("outbox", item["pk"]["S"]) for item in outbox]
     return items, parts
 
 
