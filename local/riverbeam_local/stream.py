@@ -55,6 +55,7 @@ class Subscription:
         self.connected = False
         self._runs: dict[str, dict[int, Json]] = {}
         self._events: dict[str, asyncio.Event] = {}  # set when a followed run may have news
+        self._truncated: set[str] = set()  # runs with a frame pushed too large to send: read it back now
         self._socket: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
 
@@ -88,7 +89,10 @@ class Subscription:
     def add(self, frame: Json) -> None:
         run_id, seq = frame.get("run_id"), frame.get("frame_seq")
         if isinstance(run_id, str) and isinstance(seq, int) and "type" in frame:
-            self._runs.setdefault(run_id, {}).setdefault(seq, frame)
+            if frame.get("truncated") is True:  # too large to push: the stored frame is read instead
+                self._truncated.add(run_id)
+            else:
+                self._runs.setdefault(run_id, {}).setdefault(seq, frame)
             if run_id in self._events:
                 self._events[run_id].set()
 
@@ -135,11 +139,12 @@ class Subscription:
                     if frame["type"] == "done":
                         return
                 left = progress + IDLE_POLL_SECONDS - clock()
-                if epoch == self.epoch and left > 0:
+                if epoch == self.epoch and left > 0 and run_id not in self._truncated:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(changed.wait(), left)
                     continue
                 epoch, progress = self.epoch, clock()
+                self._truncated.discard(run_id)
                 try:
                     if not await asyncio.to_thread(self._replay, run_id, next_seq - 1):
                         return  # the run has ended and has nothing after `next_seq - 1`
@@ -151,6 +156,7 @@ class Subscription:
         finally:
             self._runs.pop(run_id, None)
             self._events.pop(run_id, None)
+            self._truncated.discard(run_id)
 
     def _replay(self, run_id: str, after: int) -> bool:
         """Take the run's stored frames after `after`; False when there are none and the run has ended

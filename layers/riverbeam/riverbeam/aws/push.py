@@ -3,6 +3,7 @@ worker's frame sink; apart from the WebSocket routes, so that the worker imports
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -14,6 +15,20 @@ from . import runtime
 
 # how long a worker trusts its list of a session's connections before reading it again
 CONNECTIONS_REFRESH_SECONDS = 1.0
+# API Gateway's largest WebSocket message (128 KB), less room for its own framing
+MAX_PUSH_BYTES = 127_000
+
+
+def pushed_form(frame: FrameHeader) -> bytes:
+    """The frame as pushed: whole, or where it is over MAX_PUSH_BYTES (a large tool output, a long reply's
+    `done`), its type and ids with `truncated: true` and its size: the client reads it whole from the run's
+    stored frames (GET /runs/{run_id}/frames?after=<frame_seq - 1>)."""
+    data = frame.model_dump_json().encode()
+    if len(data) <= MAX_PUSH_BYTES:
+        return data
+    header = frame.model_dump(include={"session_id", "interaction_id", "run_id", "frame_seq"})
+    kind = getattr(frame, "type", "")
+    return json.dumps({"type": kind, **header, "truncated": True, "size": len(data)}).encode()
 
 
 class WebSocketPusher:
@@ -35,7 +50,7 @@ class WebSocketPusher:
         return ids
 
     def __call__(self, frame: FrameHeader) -> None:
-        data = frame.model_dump_json().encode()
+        data = pushed_form(frame)
         try:
             targets = self._targets(frame.session_id)
         except Exception:

@@ -114,8 +114,11 @@ def _author(data_dir: str) -> ToolAgentRunner:
 @functools.cache
 def beam() -> RiverBeam:
     config = settings()
-    # the table is the template's: no create_table here, and least-privilege roles could not run it
-    store = DynamoBeamStore(boto3.client("dynamodb"), config.table_name)
+    # the table is the template's: no create_table here, and least-privilege roles could not run it; the
+    # content bucket's S3 client is made by the first large content written or read, not here
+    store = DynamoBeamStore(
+        boto3.client("dynamodb"), config.table_name, content_bucket=config.content_bucket or None
+    )
     riverbeam = RiverBeam(
         store, frame_ttl_seconds=config.frame_ttl_seconds, request_lease_seconds=REQUEST_LEASE_SECONDS
     )

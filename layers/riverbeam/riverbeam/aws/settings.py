@@ -24,6 +24,8 @@ class Settings(BaseModel):
     # the API Gateway management API of the WebSocket stage: https://<api>.execute-api.<region>.amazonaws.com/<stage>
     websocket_endpoint: str = Field(default="", alias="WEBSOCKET_ENDPOINT")
     frame_ttl_seconds: int = Field(default=DEFAULT_FRAME_TTL_SECONDS, alias="FRAME_TTL_SECONDS", gt=0)
+    # the S3 bucket that keeps content too large for a DynamoDB item; empty: such content fails its run
+    content_bucket: str = Field(default="", alias="CONTENT_BUCKET")
     # `module:function` called with the RiverBeam to register more agents beside the built-in `author`
     agents: str = Field(default="", alias="RIVERBEAM_AGENTS")
     data_dir: str = Field(default="/tmp/riverbeam", alias="RIVERBEAM_DATA_DIR")

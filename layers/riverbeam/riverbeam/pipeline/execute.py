@@ -24,7 +24,7 @@ from .step import Step
 logger = logging.getLogger(__name__)
 # codes a failed non-streamed invoke raises as they are (the model's own failures among them: their
 # messages are ours and name no internals); anything else is BEM-500
-RAISABLE = {"BEM-041", "BEM-503", *(f"BEM-34{n}" for n in range(9))}
+RAISABLE = {"BEM-002", "BEM-041", "BEM-503", *(f"BEM-34{n}" for n in range(9))}
 # how long past the last of its actions' times a run's closing frames stay: the sweep comes within its
 # schedule (a minute by default); a day covers a backlog of sweeps or an outage
 EXPIRED_FRAME_MARGIN = 86400

@@ -17,6 +17,9 @@ from ..models import AgentResult, DoneFrame, ErrorFrame, Frame, FrameHeader, Run
 
 logger = logging.getLogger(__name__)
 FrameSink = Callable[[FrameHeader], None]
+# a text_delta carries at most this many characters (more are sent as several): at most 96 KiB of JSON
+# even with every character escaped as \u00XX, under API Gateway's 128 KB a WebSocket message
+MAX_DELTA_CHARS = 16 * 1024
 
 
 @functools.cache
@@ -91,6 +94,14 @@ class FrameEmitter:
             self._send(frame.model_dump(mode="json"))
 
     def _send(self, body: dict[str, Any]) -> None:
+        text = body.get("text")
+        if body.get("type") == "text_delta" and isinstance(text, str) and len(text) > MAX_DELTA_CHARS:
+            for start in range(0, len(text), MAX_DELTA_CHARS):
+                self._send_one(body | {"text": text[start : start + MAX_DELTA_CHARS]})
+            return
+        self._send_one(body)
+
+    def _send_one(self, body: dict[str, Any]) -> None:
         full = frame_adapter().validate_python(body | self._header | {"frame_seq": self._next_seq})
         self._next_seq += 1
         for sink in self._sinks:

@@ -18,6 +18,7 @@ from beam_store import (
     Action,
     ActionConflict,
     BeamStore,
+    ContentTooLarge,
     ErrorInfo,
     Interaction,
     InteractionBusy,
@@ -76,12 +77,23 @@ def refusal(error: StoreConflict | StoreBusy, on_action: ActionRefusal | None = 
     return BeamError("BEM-500")
 
 
+def too_large(error: ContentTooLarge) -> BeamError:
+    """A step the store cannot keep (no content bucket takes its large content): BEM-002, the limit named."""
+    return BeamError(
+        "BEM-002",
+        f"what the run would store is over the store's limit: {error.what} is {error.size} bytes as stored;"
+        f" the limit is {error.limit} bytes without a content bucket",
+    )
+
+
 def commit(store: BeamStore, step: StepWrite, on_action: ActionRefusal | None = None) -> list[Message]:
     """Commit the whole step or nothing; a refusal is a BeamError."""
     try:
         return store.commit(step)
     except (StoreConflict, StoreBusy) as error:
         raise refusal(error, on_action) from None
+    except ContentTooLarge as error:
+        raise too_large(error) from None
     except Exception:
         logger.exception("the store refused a step")
         raise BeamError("BEM-500") from None
