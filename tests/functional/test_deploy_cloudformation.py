@@ -196,6 +196,62 @@ def test_the_schedule_feeds_the_sweep_and_the_queue_feeds_the_worker(
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
 
 
+def test_the_content_bucket_is_private_encrypted_tls_only_and_expires_frames_and_answers(
+    deployed: tuple[dict[str, Any], Stack],
+) -> None:
+    """moto makes the bucket with its encryption; it drops the public access block, ownership and lifecycle
+    and skips AWS::S3::BucketPolicy: those are checked in the template CloudFormation gets."""
+    template, stack = deployed
+    ((name, bucket),) = _resources(template, "AWS::S3::Bucket").items()
+    s3, physical = boto3.client("s3", region_name=REGION), stack.physical[name]
+    assert bucket["DeletionPolicy"] == bucket["UpdateReplacePolicy"] == "Retain"  # as long as the table
+    (rule,) = s3.get_bucket_encryption(Bucket=physical)["ServerSideEncryptionConfiguration"]["Rules"]
+    assert rule["ApplyServerSideEncryptionByDefault"]["SSEAlgorithm"] == "AES256"
+    props = bucket["Properties"]
+    assert props["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": True,
+        "IgnorePublicAcls": True,
+        "BlockPublicPolicy": True,
+        "RestrictPublicBuckets": True,
+    }
+    assert props["OwnershipControls"] == {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}
+    ((_, policy),) = _resources(template, "AWS::S3::BucketPolicy").items()
+    assert policy["Properties"]["Bucket"] == {"Ref": name}
+    (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert (statement["Effect"], statement["Principal"], statement["Action"]) == ("Deny", "*", "s3:*")
+    assert statement["Resource"] == [{"Fn::GetAtt": [name, "Arn"]}, {"Fn::Sub": f"${{{name}.Arn}}/*"}]
+    assert statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    rules = props["LifecycleConfiguration"]["Rules"]
+    assert all(r["Status"] == "Enabled" for r in rules)
+    expiring = {r["Prefix"]: r["ExpirationInDays"] for r in rules if "ExpirationInDays" in r}
+    # frames live FrameTtlSeconds (a day by default) or an approval's time plus a day; answers 24 hours;
+    # messages and actions are records the table keeps: their objects never expire
+    assert expiring == {"frames/": {"Ref": "FrameContentDays"}, "requests/": 2}
+    parameters = template["Parameters"]
+    frame_days, frame_ttl = parameters["FrameContentDays"], parameters["FrameTtlSeconds"]
+    assert frame_days["Default"] * 86400 > frame_ttl["Default"] + 86400 and frame_days["MinValue"] >= 2
+
+
+def test_exactly_the_functions_that_write_or_read_content_may_put_or_get_it(
+    deployed: tuple[dict[str, Any], Stack],
+) -> None:
+    template, stack = deployed
+    granted: dict[str, set[str]] = {}
+    for role, statements in _deployed_policies(template, stack).items():
+        for statement in statements:
+            for action in _as_list(statement["Action"]):
+                if action.startswith("s3:"):
+                    granted.setdefault(action, set()).add(role.removesuffix("FunctionRole"))
+    writers = {"Invoke", "Resume", "Worker"}  # the steps' writes (a resume resolves actions)
+    assert granted == {"s3:PutObject": writers, "s3:GetObject": writers | {"Records", "Sweep"}}
+    for name, function in _resources(template, "AWS::Lambda::Function").items():
+        variables = _configuration(stack, name)["Environment"]["Variables"]
+        if name.removesuffix("Function") in granted["s3:GetObject"]:
+            assert variables["CONTENT_BUCKET"] == stack.physical["ContentBucket"], name
+        else:
+            assert "CONTENT_BUCKET" not in variables, name
+
+
 # ---------------------------------------------------------------- policies
 
 
@@ -213,11 +269,14 @@ def _deployed_policies(template: dict[str, Any], stack: Stack) -> dict[str, list
 def _expected_resources(stack: Stack, table_arn: str, bus_arn: str) -> dict[str, Any]:
     """Each statement's resources, by Sid, as this stack names them."""
     table = [table_arn, f"{table_arn}/index/*"]
+    content = f"arn:aws:s3:::{stack.physical['ContentBucket']}/*"
     connections = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:${{WebSocketApi}}/v1/POST/@connections/*"
     ids = stack.parameters["BedrockModelIds"].split(",")
     return {
         "TableReadWrite": table,
         "TableRead": table,
+        "ContentReadWrite": content,
+        "ContentRead": content,
         "SessionsAndConnections": table,
         "ExpireActions": table,
         "EnqueueJobs": stack.outputs["QueueArn"],
