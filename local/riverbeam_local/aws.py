@@ -112,3 +112,12 @@ def ensure_queues(sqs: Any, prefix: str, template: Template) -> Queues:
 def clients() -> tuple[Any, Any]:
     """DynamoDB and SQS clients with boto3's usual settings (the endpoint variables included)."""
     return boto3.client("dynamodb"), boto3.client("sqs")
+
+
+def ensure_bucket(s3: Any, name: str) -> None:
+    """The content bucket (large content the store keeps in S3) on the embedded server, where missing."""
+    try:
+        s3.head_bucket(Bucket=name)
+    except ClientError:
+        log.info("creating bucket %s", name)
+        s3.create_bucket(Bucket=name)

@@ -216,6 +216,7 @@ def _serve(
     secret: str,
 ) -> int:
     # imported here: the handlers' libraries read their environment when first imported
+    import boto3
     from botocore.exceptions import BotoCoreError, ClientError
     from riverbeam.workspace import prepare_workspace
 
@@ -234,6 +235,9 @@ def _serve(
     changed, wake = threading.Event(), threading.Event()
     endpoints: dict[str, str] = {}
     embedded_services = [s for s in ("DYNAMODB", "SQS") if not os.environ.get(f"AWS_ENDPOINT_URL_{s}")]
+    # the content bucket (large content) on the embedded S3 unless AWS_ENDPOINT_URL_S3 names another
+    embedded_services += [] if os.environ.get("AWS_ENDPOINT_URL_S3") else ["S3"]
+    content_bucket = os.environ.get("CONTENT_BUCKET") or f"{RESOURCE_PREFIX}-content"
     embedded = None
     if embedded_services:
         embedded = aws.EmbeddedAws(on_change=changed.set, on_send=wake.set)
@@ -244,12 +248,18 @@ def _serve(
     for service, name in (("DYNAMODB", "DynamoDB"), ("SQS", "SQS")):
         url = os.environ[f"AWS_ENDPOINT_URL_{service}"]
         endpoints[name] = url + (" (embedded)" if service in embedded_services else "")
+    s3_url = os.environ.get("AWS_ENDPOINT_URL_S3", "AWS")
+    endpoints["S3"] = f"{s3_url}{' (embedded)' if 'S3' in embedded_services else ''}, bucket {content_bucket}"
 
     dynamodb, sqs = aws.clients()
     table_name = os.environ.get("RIVERBEAM_TABLE_NAME", RESOURCE_PREFIX)
     try:
         aws.ensure_table(dynamodb, table_name, template)
         queues = aws.ensure_queues(sqs, RESOURCE_PREFIX, template)
+        if "S3" in embedded_services:
+            s3 = boto3.client("s3")
+            aws.ensure_bucket(s3, content_bucket)
+            snapshot.restore_objects(data_dir / snapshot.CONTENT_DIR, s3, content_bucket)
         if saved is not None and embedded is not None:
             items_to = table_name if "DYNAMODB" in embedded_services else None
             urls = {"jobs": queues.url, "dead": queues.dead_letter_url} if "SQS" in embedded_services else {}
@@ -269,6 +279,7 @@ def _serve(
         RIVERBEAM_DATA_DIR=str(data_dir),
         # the deployment's path (/opt/agents.yaml, in the layer) is the repository's file here
         RIVERBEAM_AGENTS_FILE=os.environ["RIVERBEAM_AGENTS_FILE"],
+        CONTENT_BUCKET=content_bucket,
     )
     functions = Functions(template.functions)
     # the handlers' cached factories are not meant to race: make them once, before any request
@@ -292,6 +303,8 @@ def _serve(
         snapshots = snapshot.Snapshotter(
             snapshot_path, embedded.lock, table_name, names, changed=changed, interval=SNAPSHOT_SECONDS
         )
+        if "S3" in embedded_services:
+            snapshots.keep_objects(content_bucket, data_dir / snapshot.CONTENT_DIR)
         snapshots.start()
         # callbacks run last first: the final snapshot is taken before the embedded server stops
         stack.callback(snapshots.stop)

@@ -1,6 +1,9 @@
 """The embedded table's items and the queues' messages, kept in one JSON file under the data dir: written
 on stop and every few seconds after a change, read back on start, so a restart keeps the user's sessions.
-Written atomically (a temp file, then os.replace), so a crash mid-write leaves the previous snapshot."""
+Written atomically (a temp file, then os.replace), so a crash mid-write leaves the previous snapshot.
+
+The content bucket's objects (large content the items point at) are files under `<data dir>/content/`, one
+per key: content-addressed, each is written once, before the snapshot whose items point at it."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from typing import Any
 log = logging.getLogger("riverbeam_local")
 FORMAT = 1
 BATCH = 25  # BatchWriteItem's limit
+CONTENT_DIR = "content"
 
 
 class SnapshotError(Exception):
@@ -96,6 +100,51 @@ def restore(
     log.info("restored %d items and %d queued messages", len(items), count)
 
 
+def capture_objects(lock: threading.Lock, bucket: str, kept: set[str]) -> dict[str, bytes]:
+    """The bucket's objects not in `kept`, read from moto's backend under the embedded server's lock."""
+    from moto.s3.models import s3_backends
+
+    found: dict[str, bytes] = {}
+    with lock:
+        for partitions in list(s3_backends.values()):
+            for backend in list(partitions.values()):
+                stored = backend.buckets.get(bucket)
+                if stored is None:
+                    continue
+                for key in list(stored.keys.keys()):
+                    if key not in kept and key not in found:
+                        found[key] = bytes(stored.keys[key].value)
+    return found
+
+
+def write_objects(directory: Path, objects: dict[str, bytes]) -> None:
+    for key, data in objects.items():
+        path = directory / key
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.tmp")
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+
+
+def kept_objects(directory: Path) -> set[str]:
+    if not directory.is_dir():
+        return set()
+    return {
+        p.relative_to(directory).as_posix()
+        for p in directory.rglob("*")
+        if p.is_file() and not p.name.startswith(".")
+    }
+
+
+def restore_objects(directory: Path, s3: Any, bucket: str) -> None:
+    """Put back the objects kept under `directory` (those the bucket lacks)."""
+    keys = kept_objects(directory)
+    for key in sorted(keys):
+        s3.put_object(Bucket=bucket, Key=key, Body=(directory / key).read_bytes())
+    if keys:
+        log.info("restored %d content objects", len(keys))
+
+
 class Snapshotter:
     """Writes a snapshot every `interval` seconds while something changed, and once more on stop."""
 
@@ -117,13 +166,26 @@ class Snapshotter:
         self._changed = changed
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="snapshot", daemon=True)
+        self._bucket: str | None = None
+        self._objects_dir = path.parent / CONTENT_DIR
+        self._kept: set[str] = set()
+
+    def keep_objects(self, bucket: str, directory: Path) -> None:
+        """Keep the objects of `bucket` too, as files under `directory`."""
+        self._bucket, self._objects_dir = bucket, directory
+        self._kept = kept_objects(directory)
 
     def start(self) -> None:
         self._thread.start()
 
     def save(self) -> None:
         self._changed.clear()
-        write(self.path, capture(self._lock, self._table_name, self._queue_names))
+        state = capture(self._lock, self._table_name, self._queue_names)
+        if self._bucket is not None:  # taken after the items, kept before them: all they point at
+            objects = capture_objects(self._lock, self._bucket, self._kept)
+            write_objects(self._objects_dir, objects)
+            self._kept.update(objects)
+        write(self.path, state)
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
