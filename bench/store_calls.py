@@ -8,6 +8,10 @@ accept_resume) and the worker's (run_job) apart.
     python bench/store_calls.py --endpoint aws  # on the AWS account of the environment
     python bench/store_calls.py --request-ids   # every request with a request_id, each sent twice
 
+With a content bucket (on moto, always; elsewhere with --content-bucket) the S3 requests are counted too:
+none for these steps, whose content is small, and a round whose tool output and reply are 600 KB each shows
+what large content costs.
+
 Requests are counted with botocore's event hooks; every request asks for ReturnConsumedCapacity=TOTAL and the
 units the server reports are summed. moto reports fixed placeholder units (and none for transactions), so the
 units are also estimated from the items' sizes with DynamoDB's on-demand rules: a strongly consistent read is
@@ -128,6 +132,9 @@ class Meter:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--endpoint", help="a DynamoDB endpoint URL, or 'aws' for the account's default")
+    parser.add_argument(
+        "--content-bucket", help="an existing S3 bucket for large content (moto: one is made)"
+    )
     parser.add_argument("--rounds", type=int, default=5, help="invoke+resume pairs to average over")
     parser.add_argument(
         "--request-ids",
@@ -146,7 +153,15 @@ def main() -> None:
             stack.enter_context(mock_aws())
         endpoint = None if args.endpoint in (None, "aws") else args.endpoint
         client = boto3.client("dynamodb", endpoint_url=endpoint)
-        store = DynamoBeamStore.connect(f"riverbeam-bench-{uuid.uuid4().hex[:8]}", client=client)
+        s3, bucket = boto3.client("s3"), args.content_bucket
+        if args.endpoint is None:
+            bucket = f"riverbeam-bench-{uuid.uuid4().hex[:8]}"
+            s3.create_bucket(Bucket=bucket)
+        s3_requests: Counter[str] = Counter()
+        s3.meta.events.register("after-call.s3", lambda model, **_: s3_requests.update([model.name]))
+        store = DynamoBeamStore.connect(
+            f"riverbeam-bench-{uuid.uuid4().hex[:8]}", client=client, content_bucket=bucket, s3_client=s3
+        )
         meter = Meter()
         meter.attach(client)
         client.meta.events.register("before-parameter-build.dynamodb", meter.keep_params)
@@ -169,6 +184,8 @@ def main() -> None:
             in_process(beam, meter, session_id, args.rounds),
             deployed(beam, meter, session_id, args.rounds),
         )
+        small_s3 = dict(s3_requests)
+        large = large_round(beam, meter, s3_requests) if bucket else None
         store.client.delete_table(TableName=store.table_name)
 
     where = "moto (in process)" if args.endpoint is None else args.endpoint
@@ -193,6 +210,41 @@ def main() -> None:
     print("frames in its closing write, and in a BatchWriteItem after every 25 frames or second and before")
     print("a tool runs; a resume's run_started frame goes in its opening write, so its approved tool (run")
     print("right after it) needs no write of its own, and a worker dying in it has stored every frame sent")
+    if large is None:
+        print("S3: no content bucket (--content-bucket): content over 256 KiB would fail its run")
+        return
+    print(f"S3 requests of all the steps above (content under 256 KiB): {sum(small_s3.values())} {small_s3}")
+    print("a round whose tool output and reply are 600 KB each (the resume's run stores and streams them)")
+    print_rows([large[0]], ("invoke (interrupts)", "resume (600 KB)"))
+    print(f"S3 requests of that round: invoke {large[1][0]}, resume {large[1][1]}")
+
+
+def large_round(
+    beam: RiverBeam, meter: Meter, s3_requests: Counter[str]
+) -> tuple[Any, tuple[dict[str, int], dict[str, int]]]:
+    """One invoke and resume of an agent whose tool prints 600 KB and whose reply is 600 KB."""
+    line = "".join(chr(0x61 + (i * 7) % 26) for i in range(99)) + "\n"
+    output, reply = line * 6144, (line * 6144).upper()
+
+    @tool(confirm_required=True)
+    def dump(name: str) -> dict[str, str]:
+        """Dump a file (600 KB)."""
+        return {"name": name, "text": output}
+
+    script = [
+        ModelTurn(text="I will dump it.", tool_calls=[ToolCall(name="dump", args={"name": "log"})]),
+        ModelTurn(text=reply),
+    ]
+    beam.register_agent("big", ToolAgentRunner(model=ScriptedModel(script), tools=[dump]))
+    meter.take()
+    s3_requests.clear()
+    session_id = str(uuid.uuid4())
+    result = beam.invoke(invoke_request(session_id) | {"agent_name": "big"})
+    assert isinstance(result, AgentResult)
+    invoked, invoke_s3 = meter.take(), dict(s3_requests)
+    s3_requests.clear()
+    beam.resume(resume_request(session_id, result) | {"agent_name": "big"})
+    return (invoked, meter.take()), (invoke_s3, dict(s3_requests))
 
 
 def in_process(beam: RiverBeam, meter: Meter, session_id: str, rounds: int) -> list[Any]:
