@@ -106,3 +106,29 @@ def test_stored_frames_page_by_page(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ApiClient, "request", request)
     assert ApiClient("http://127.0.0.1:1", "u1").frames(RUN) == STORED
     assert asked == [-1, 1]
+
+
+def test_a_frame_pushed_truncated_is_read_whole_from_the_stored_frames_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Too large for one WebSocket message, frame 2 came as its stand-in: the follower reads the stored
+    frames at once, not after the socket has been quiet for IDLE_POLL_SECONDS."""
+    monkeypatch.setattr(stream, "IDLE_POLL_SECONDS", 60.0)
+    stand_in = {k: v for k, v in frame(2).items() if k != "text"} | {"truncated": True, "size": 200_000}
+    pushed = [frame(0, "run_started"), frame(1), stand_in, frame(3), frame(4, "done")]
+
+    async def followed() -> list[Json]:
+        async def handler(socket: ServerConnection) -> None:
+            for item in pushed:
+                await socket.send(json.dumps(item))
+            await socket.wait_closed()
+
+        async with serve(handler, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            api = StoredFrames(f"http://127.0.0.1:{port}", "u1")
+            async with Subscription(api, "s") as subscription:
+                return [f async for f in subscription.follow(RUN)]
+
+    seen = asyncio.run(asyncio.wait_for(followed(), 30))
+    assert [f["frame_seq"] for f in seen] == [0, 1, 2, 3, 4]
+    assert seen[2] == frame(2)  # the stored frame, whole

@@ -25,6 +25,10 @@ not as DynamoDB maps and lists: a DynamoDB number has no int/float distinction (
 int), holds 38 digits within 1e-130..1e126 (an output of 1e300 or 10**40 could not be written), and maps
 nest 32 deep at most. Items written before, with those attributes as maps and lists, are still read
 (their numbers as before).
+
+One of them too large for the item (over 256 KiB as stored, or the largest while the item is too large) is
+kept in S3 and the item holds a pointer in its place, {"s3": {"bucket", "key", "size", "sha256"}}:
+content.py puts it there before the write and back before the item is read here.
 """
 
 from __future__ import annotations
