@@ -29,7 +29,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ContentTooLarge
-from .items import JSON_ATTRIBUTES, Item
+from ..step import StepWrite
+from .items import JSON_ATTRIBUTES, Item, action_attrs, action_key
 
 if TYPE_CHECKING:
     from mypy_boto3_s3.client import S3Client
@@ -183,6 +184,13 @@ def transaction_writes(items: list[dict[str, Any]], projected: Mapping[str, int]
     return writes
 
 
+def projected_sizes(step: StepWrite) -> dict[str, int]:
+    """The size each action the step updates has once written, by its pk: an update shows only what it
+    sets, and an action's JSON attributes (args, response, outcome...) are set by different steps."""
+    actions = [*step.open_actions, *step.resolve_actions, *step.record_outcomes, *step.tell_expired]
+    return {action_key(a.action_id)["pk"]["S"]: item_size(action_attrs(a)) for a in actions}
+
+
 def plan(writes: list[Write], *, transaction: bool) -> None:
     """Choose the values that go to S3 (each write's `chosen`), in the module's order."""
     for write in writes:
@@ -299,6 +307,11 @@ class ContentStore:
         if not found:
             return item
         return item | {name: {"S": self.get(p)} for name, p in found.items()}
+
+    def inline_reason(self, reason: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A transaction's cancellation reason with the item it carries read whole."""
+        item = reason.get("Item")
+        return {**reason, "Item": self.inline(item)} if item else reason
 
     def get(self, fields: Mapping[str, str]) -> str:
         key = fields["key"]

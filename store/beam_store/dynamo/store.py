@@ -1,14 +1,14 @@
 """DynamoBeamStore: the records in one on-demand DynamoDB table (items.py draws its items). Every read is
 a GetItem or a Query; a step is one TransactWriteItems (transaction.py), sent again while it loses to
-other writers of its session, with one backoff policy for every retry; requests.py: idempotency records."""
+other writers of its session, with one backoff policy for every retry; requests.py: idempotency records;
+frames.py: runs' frames; content.py: content too large for an item, kept in S3."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 import boto3
@@ -28,27 +28,23 @@ from ..records import (
     overdue,
 )
 from ..step import StepWrite, numbered
-from .content import ContentStore, item_size, put_write, transaction_writes
+from .content import ContentStore, projected_sizes, transaction_writes
 from .expressions import Expression
+from .frames import RunFrames
 from .items import (
     GSI1,
     GSI2,
     GSI3,
-    MAX_FRAME,
     MAX_SEQ,
     PENDING_INDEX_ATTRIBUTES,
     PENDING_KEY,
-    TTL_ATTRIBUTE,
     Item,
-    action_attrs,
     action_gsi1sk,
     action_gsi2sk,
     action_key,
     connection_item,
     connection_key,
     deserialize_item,
-    frame_item,
-    frame_sk,
     interaction_key,
     load,
     message_sk,
@@ -59,7 +55,7 @@ from .items import (
 )
 from .outbox import outbox_items
 from .requests import RequestRecords
-from .retry import MAX_ATTEMPTS, MAX_SECONDS, STEP_BACKOFF, batch_put
+from .retry import MAX_ATTEMPTS, MAX_SECONDS, STEP_BACKOFF
 from .settle import interaction_waiting, settle
 from .table import ensure_table
 from .transaction import refused, transact_items
@@ -71,7 +67,7 @@ else:
     DynamoDBClient = S3Client = Any
 
 
-class DynamoBeamStore(RequestRecords):
+class DynamoBeamStore(RequestRecords, RunFrames):
     def __init__(
         self,
         client: DynamoDBClient,
@@ -321,43 +317,6 @@ class DynamoBeamStore(RequestRecords):
         assert claimed is not None
         return claimed
 
-    # frames
-
-    def append_frames(self, run_id: str, frames: Sequence[Mapping[str, Any]], expires_at: int) -> None:
-        items = [frame_item(run_id, f, expires_at) for f in frames]
-        self.content.offload([put_write(item) for item in items])
-        batch_put(self.client, self.table_name, items, f"frames of run {run_id}")
-
-    def add_frame(self, run_id: str, frame: Mapping[str, Any], expires_at: int) -> bool:
-        e = Expression()  # TTL deletes lazily: a frame past its time frees its number, though still stored
-        condition = e.any(e.missing(), f"{e.name(TTL_ATTRIBUTE)} <= {e.value({'N': str(int(time.time()))})}")
-        item = frame_item(run_id, frame, expires_at)
-        self.content.offload([put_write(item)])
-        try:
-            self.client.put_item(
-                TableName=self.table_name,
-                Item=item,
-                ConditionExpression=condition,
-                ExpressionAttributeNames=e.names,
-                ExpressionAttributeValues=e.values,
-            )
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise
-            return False
-        return True
-
-    def list_frames(
-        self, run_id: str, *, after_seq: int = -1, limit: int | None = None
-    ) -> list[dict[str, Any]]:
-        if (limit is not None and limit <= 0) or after_seq >= MAX_FRAME:
-            return []
-        now = int(time.time())
-        items = self._query_range(f"RUN#{run_id}", frame_sk(after_seq + 1), frame_sk(MAX_FRAME))
-        # TTL deletes lazily: an expired frame may still be read, and is skipped
-        found = [json_frame(i) for i in items if int(i[TTL_ATTRIBUTE]["N"]) > now]
-        return found if limit is None else found[:limit]
-
     # sessions reserved by a subscriber, and the WebSocket connections of a session
 
     def reserve_session(self, session: Session) -> Session:
@@ -414,7 +373,7 @@ class DynamoBeamStore(RequestRecords):
                 if error.response["Error"]["Code"] != "TransactionCanceledException":
                     raise
                 reasons = error.response.get("CancellationReasons", [])
-                current = refused(step, parts, [self._inlined(reason) for reason in reasons])
+                current = refused(step, parts, [self.content.inline_reason(reason) for reason in reasons])
                 if current is not None:
                     session_exists, expected_seq = True, current.last_seq
                 if time.monotonic() - started > self.max_seconds:
@@ -425,18 +384,6 @@ class DynamoBeamStore(RequestRecords):
         raise StoreBusy(
             f"the step was refused for contention {self.max_attempts} times or for {self.max_seconds}s"
         )
-
-    def _inlined(self, reason: Mapping[str, Any]) -> Mapping[str, Any]:
-        """A cancellation reason with the item it carries read whole (its content from S3)."""
-        item = reason.get("Item")
-        return {**reason, "Item": self.content.inline(cast(Item, item))} if item else reason
-
-
-def projected_sizes(step: StepWrite) -> dict[str, int]:
-    """The size each action the step updates has once written, by its pk: an update shows only what it
-    sets, and an action's JSON attributes (args, response, outcome...) are set by different steps."""
-    actions = [*step.open_actions, *step.resolve_actions, *step.record_outcomes, *step.tell_expired]
-    return {action_key(a.action_id)["pk"]["S"]: item_size(action_attrs(a)) for a in actions}
 
 
 def _expiry_lost(error: ClientError) -> Item | None:
@@ -450,8 +397,3 @@ def _expiry_lost(error: ClientError) -> Item | None:
     if code == "TransactionCanceledException" and reasons[0].get("Code") == "ConditionalCheckFailed":
         return cast(Item | None, reasons[0].get("Item"))
     raise error
-
-
-def json_frame(item: Item) -> dict[str, Any]:
-    frame: dict[str, Any] = json.loads(item["frame"]["S"])
-    return frame
