@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from importlib import metadata
 
 import pytest
 from riverbeam.cli import COMMANDS, main
@@ -31,11 +32,40 @@ def test_help_names_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(COMMANDS) == {"dev", "demo", "chat", "invoke", "resume", "get", "frames"}
 
 
-@pytest.mark.parametrize("argv", [[], ["no-such-command"]])
-def test_no_command_or_an_unknown_one_is_usage_and_exit_2(
-    argv: list[str], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_no_command_prints_the_whole_help_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    shown = capsys.readouterr()
+    assert shown.err.startswith("usage: riverbeam")
+    # every command with what it does (its first words: the help wraps to the terminal's width)
+    lines = [line.split(None, 1) for line in shown.err.splitlines() if line.startswith("    ")]
+    described = {words[0]: words[1] for words in lines if len(words) == 2}
+    assert all(described[name].startswith(text[:20]) for name, text in COMMANDS.items()), shown.err
+    assert "riverbeam COMMAND --help" in shown.err
+    assert shown.out == ""
+
+
+def test_an_unknown_command_is_usage_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
-        main(argv)
+        main(["no-such-command"])
     assert done.value.code == 2
-    assert "usage: riverbeam" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "usage: riverbeam" in err and "invalid choice: 'no-such-command'" in err
+
+
+def test_version_is_the_installed_distributions(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out == f"riverbeam {metadata.version('riverbeam')}\n"
+
+
+def test_the_installed_command_alone_prints_help() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "riverbeam.cli"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert "chat      talk to an agent" in done.stderr

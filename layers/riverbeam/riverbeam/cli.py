@@ -8,6 +8,7 @@ import argparse
 import signal
 import sys
 import threading
+from importlib import metadata
 
 COMMANDS = {
     "dev": "the local stack on 127.0.0.1 (HTTP, WebSocket, management API)",
@@ -28,6 +29,27 @@ def ctrl_c_interrupts() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def version() -> str:
+    """The installed `riverbeam` distribution's version."""
+    try:
+        return metadata.version("riverbeam")
+    except metadata.PackageNotFoundError:  # run from a clone that was never installed
+        return "unknown (not installed)"
+
+
+def parser() -> argparse.ArgumentParser:
+    found = argparse.ArgumentParser(
+        prog="riverbeam",
+        description="Riverbeam: agents that ask before they act",
+        epilog="`riverbeam COMMAND --help` gives a command's options.",
+    )
+    found.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    commands = found.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, text in COMMANDS.items():
+        commands.add_parser(name, add_help=False, help=text)
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv else None
@@ -45,13 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         from riverbeam_local.commands import main as client
 
         return client(argv)
-    parser = argparse.ArgumentParser(
-        prog="riverbeam", description="Riverbeam: agents that ask before they act"
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-    for name, text in COMMANDS.items():
-        commands.add_parser(name, add_help=False, help=text)
-    parser.parse_args(argv)  # no command, or an unknown one: usage and exit 2
+    if not argv:  # no command: the whole help, though still a usage error (exit 2), as argparse's are
+        parser().print_help(sys.stderr)
+        return 2
+    parser().parse_args(argv)  # --help, --version, or an unknown command (usage and exit 2)
     return 2
 
 
