@@ -75,3 +75,28 @@ def test_cors_headers_the_app_sends_are_taken_off() -> None:
 
     answer = Client(no_browsers(app, PORT)).get("/", base_url=f"http://localhost:{PORT}")
     assert answer.status_code == 200 and answer.headers["x-kept"] == "1" and cors(answer.headers) == []
+
+
+# the content bucket's objects are served by the same app: a page may neither read nor write them
+S3_AUTH = {
+    "authorization": "AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/s3/aws4_request, "
+    "SignedHeaders=host, Signature=0",
+    "x-amz-content-sha256": "UNSIGNED-PAYLOAD",
+}
+
+
+def test_the_content_buckets_objects_are_served_to_an_sdk_and_refused_to_pages(moto_app: Any) -> None:
+    client = Client(no_browsers(moto_app, PORT))
+    base = f"http://{HOST}"
+    assert client.put("/riverbeam-local-content", headers=S3_AUTH, base_url=base).status_code == 200
+    key = "/riverbeam-local-content/messages/abc"
+    put = client.put(key, headers=S3_AUTH, data=b"secret content", base_url=base)
+    assert put.status_code == 200 and cors(put.headers) == []
+    got = client.get(key, headers=S3_AUTH, base_url=base)
+    assert got.status_code == 200 and got.data == b"secret content" and cors(got.headers) == []
+    for method, headers in (("GET", {"origin": "http://evil.example"}), ("OPTIONS", {})):
+        refused = client.open(key, method=method, headers={**S3_AUTH, **headers}, base_url=base)
+        assert refused.status_code == 403 and b"secret content" not in refused.data
+        assert cors(refused.headers) == []
+    elsewhere = client.get(key, headers=S3_AUTH, base_url=f"http://evil.example:{PORT}")
+    assert elsewhere.status_code == 403 and b"secret content" not in elsewhere.data
