@@ -26,8 +26,8 @@ What each handler's first request creates (every one: the RiverBeam, with its Dy
   runner; not its model, which the first run makes) and the SQS client (a streamed invoke, and every
   WebSocket `invoke`, queues its job); a non-streamed invoke queues nothing but runs the agent inline (and
   makes its model and imports the execute stage with it);
-- resume: the agents, the SQS client (a resume always queues its run) and the approval events' sink with
-  its EventBridge client (it puts the `Approval Decided` events of the actions it resolved);
+- resume: the agents and the SQS client (a resume always queues its run; the `Approval Decided` events of
+  the actions it resolves go in its write's outbox, which the events function puts on the bus);
 - records: nothing more (reads: DynamoDB alone);
 - connections: riverbeam.aws.tokens with `cryptography`'s RSA primitives, verifying one RS256 token (with
   AuthMode jwt, the default, $connect verifies a token; the fetch of the issuer's keys, a request, is not
@@ -36,9 +36,7 @@ What each handler's first request creates (every one: the RiverBeam, with its Dy
   the agent's model and its Bedrock client (the first job's run calls it);
 - sweep: the management API client (its frame pusher).
 The first request of invoke and resume is an HTTP request: a WebSocket message's also builds the models of
-its event (riverbeam.aws.events, about 3 ms). A client made only on some outcome is left out: the
-EventBridge client of a run that asks for approval (a worker's, a non-streamed invoke's) or of a sweep that
-expires an action (its first put makes it).
+its event (riverbeam.aws.events, about 3 ms).
 Samples are interleaved (floor, each handler, again) after one unmeasured round, so that the machine's noise
 falls on all alike; the figures are medians, the ratio is handler / floor (the goal: at most 1.5). The
 layers' sizes are their zips' (deflated, as SAM uploads them; boto3 is not in them), the goal 5 MB for the
@@ -93,7 +91,7 @@ AGENTS = "runtime.beam().load_agents()"
 MODEL_CLIENT = 'runtime.beam()._setup.agents["author"].model.client'
 FIRST_REQUEST = {
     "invoke": f"{AGENTS}; runtime.sqs()",
-    "resume": f"{AGENTS}; runtime.sqs(); runtime.event_sink(); runtime.events_client()",
+    "resume": f"{AGENTS}; runtime.sqs()",
     "records": "pass",
     # $connect verifies the caller's token (AuthMode jwt, the default): bench_token() mints it
     "connections": (

@@ -15,9 +15,9 @@ with init_without_gc():
     from riverbeam.aws.http import http_app, resume_routes
 
     app = http_app(resume_routes)
-    # made at init in Lambda (runtime.prepare says why): every resume checks its agent's tools, puts the
-    # decisions' events and queues its run
-    runtime.prepare(agents=True, queue=True, events=True)
+    # made at init in Lambda (runtime.prepare says why): every resume checks its agent's tools and queues
+    # its run (its decisions' events go in its write's outbox: the events function puts them)
+    runtime.prepare(agents=True, queue=True)
 
 
 @lambda_entry()

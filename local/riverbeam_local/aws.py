@@ -1,6 +1,7 @@
-"""The stack's DynamoDB table and SQS queues: on the embedded server (moto's app in a thread of this
-process, one request at a time, as beam_store.embedded serves it) or wherever AWS_ENDPOINT_URL_DYNAMODB /
-AWS_ENDPOINT_URL_SQS point; created from the template's definitions where missing."""
+"""The stack's DynamoDB table (with its stream), SQS queues and EventBridge bus: on the embedded server
+(moto's app in a thread of this process, one request at a time, as beam_store.embedded serves it) or
+wherever AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS / AWS_ENDPOINT_URL_EVENTS point; created from
+the template's definitions where missing."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import boto3
-from beam_store.dynamo.table import add_missing_indexes
+from beam_store.dynamo.table import add_missing_indexes, add_missing_stream
 from beam_store.embedded import make_server
 from botocore.exceptions import ClientError
 
@@ -20,15 +21,27 @@ from .template import Template
 
 log = logging.getLogger("riverbeam_local")
 # requests that change nothing worth a snapshot (ReceiveMessage counts receives, which a restart forgets)
-_READS = ("GetItem", "BatchGetItem", "Query", "Scan", "DescribeTable", "TransactGetItems", "ReceiveMessage")
+_READS = (
+    "GetItem",
+    "BatchGetItem",
+    "Query",
+    "Scan",
+    "DescribeTable",
+    "TransactGetItems",
+    "ReceiveMessage",
+    # the table's stream
+    "DescribeStream",
+    "GetShardIterator",
+    "GetRecords",
+)
 _SENDS = ("AmazonSQS.SendMessage", "AmazonSQS.SendMessageBatch")
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
 class EmbeddedAws:
-    """moto's DynamoDB and SQS on 127.0.0.1. `lock` is held around each request so that a snapshot taken
-    under it never sees half of one; `on_change` follows every request that may write, `on_send` every
-    message sent (it wakes the queue poller)."""
+    """moto's DynamoDB (and its streams), SQS and EventBridge on 127.0.0.1. `lock` is held around each
+    request so that a snapshot taken under it never sees half of one; `on_change` follows every request
+    that may write, `on_send` every message sent (it wakes the queue poller)."""
 
     def __init__(self, on_change: Callable[[], None], on_send: Callable[[], None]) -> None:
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
@@ -68,8 +81,9 @@ class Queues:
 def ensure_table(dynamodb: Any, name: str, template: Template) -> None:
     try:
         described = dynamodb.describe_table(TableName=name)
-        # a data dir made before an index was added to the template gets it now
+        # a data dir made before an index was added to the template gets it now, and its stream
         add_missing_indexes(dynamodb, name, template.table_definition, described["Table"])
+        add_missing_stream(dynamodb, name, template.table_definition, described["Table"])
         return
     except dynamodb.exceptions.ResourceNotFoundException:
         pass
@@ -84,6 +98,21 @@ def ensure_table(dynamodb: Any, name: str, template: Template) -> None:
             )
         except ClientError as error:  # some DynamoDB-compatible servers have no TTL: records just stay
             log.warning("table %s: no TTL (%s)", name, error.response.get("Error", {}).get("Code"))
+
+
+def stream_arn(dynamodb: Any, name: str) -> str | None:
+    """The table's stream (None where it has none: a DynamoDB-compatible server without streams)."""
+    arn: str | None = dynamodb.describe_table(TableName=name)["Table"].get("LatestStreamArn")
+    return arn
+
+
+def ensure_bus(events: Any, name: str) -> None:
+    """The approval events' bus on the embedded server."""
+    try:
+        events.create_event_bus(Name=name)
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != "ResourceAlreadyExistsException":
+            raise
 
 
 def ensure_queues(sqs: Any, prefix: str, template: Template) -> Queues:

@@ -1,11 +1,5 @@
 """The template's scheduled functions (the sweep: a `Schedule` event in template.yaml), called every
-`interval` seconds with an EventBridge scheduled event, as the deployment's schedule calls them; and the
-approval events, which a deployment puts on its EventBridge bus, logged here one a line:
-
-    event Approval Requested action=<id> tool=git_push session=<id>
-    event Approval Decided action=<id> tool=git_push session=<id> decision=submitted by=u1 edited=no
-    event Approval Expired action=<id> tool=git_push session=<id> by=sweep
-"""
+`interval` seconds with an EventBridge scheduled event, as the deployment's schedule calls them."""
 
 from __future__ import annotations
 
@@ -15,8 +9,6 @@ import threading
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
-
-from riverbeam.pipeline.events import ApprovalEvent
 
 from .events import ACCOUNT_ID, REGION
 from .template import Function
@@ -72,27 +64,3 @@ class Scheduler:
                 expired = answer.get("expired") if isinstance(answer, dict) else None
                 if expired:
                     log.info("sweep expired %d action(s): %s", len(expired), " ".join(expired))
-
-
-def _decision(detail: dict[str, Any]) -> str:
-    edited = "yes" if detail.get("edited") else "no"
-    return f" decision={detail.get('decision')} by={detail.get('decided_by')} edited={edited}"
-
-
-def log_events(events: Sequence[ApprovalEvent]) -> None:
-    """The approval events, one line each (the module's comment shows them)."""
-    for event in events:
-        detail = event.detail
-        extra = ""
-        if event.detail_type == "Approval Decided":
-            extra = _decision(detail)
-        elif event.detail_type == "Approval Expired":
-            extra = f" by={detail.get('expired_by')}"
-        log.info(
-            "event %s action=%s tool=%s session=%s%s",
-            event.detail_type,
-            detail.get("action_id"),
-            detail.get("tool"),
-            detail.get("session_id"),
-            extra,
-        )

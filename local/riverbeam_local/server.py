@@ -1,6 +1,6 @@
-"""One `riverbeam dev` process: checks, the stack's secret, the table and queues, the handlers' environment,
-then uvicorn serving the app behind its door beside the queue poller and the snapshots, until Ctrl-C or
-SIGTERM."""
+"""One `riverbeam dev` process: checks, the stack's secret, the table, queues and bus, the handlers'
+environment, then uvicorn serving the app behind its door beside the queue poller, the stream's tail and the
+snapshots, until Ctrl-C or SIGTERM."""
 
 from __future__ import annotations
 
@@ -206,6 +206,34 @@ def run(
         return _serve(stack, sock, port, data_dir, template, sweep_seconds, secret)
 
 
+def _stream_tail(
+    dynamodb: Any, table_name: str, template: template_module.Template, functions: Any, wake: threading.Event
+) -> Any:
+    """The events function's event source: the table's stream, from its end (None where the template
+    has none, or the table's server keeps none: its events are then not published)."""
+    import boto3
+
+    from . import aws
+    from .outbox import StreamTail
+
+    source = template.stream_consumer
+    if source is None:
+        return None
+    arn = aws.stream_arn(dynamodb, table_name)
+    if arn is None:
+        log.warning("table %s has no stream: the approval events are not published", table_name)
+        return None
+    return StreamTail(
+        boto3.client("dynamodbstreams"),
+        arn,
+        lambda event: functions.call(source.function, event),
+        pattern=source.pattern,
+        batch_size=source.batch_size,
+        max_retries=source.max_retries,
+        wake=wake,
+    )
+
+
 def _serve(
     stack: contextlib.ExitStack,
     sock: socket.socket,
@@ -225,29 +253,43 @@ def _serve(
     from .door import Door
     from .functions import Functions
     from .poller import Poller
-    from .schedule import Scheduler, log_events
+    from .schedule import Scheduler
 
     snapshot_path = data_dir / SNAPSHOT_FILE
     try:
         saved = snapshot.read(snapshot_path)
     except snapshot.SnapshotError as error:
         raise StartError(str(error)) from None
-    changed, wake = threading.Event(), threading.Event()
+    changed, wake, written = threading.Event(), threading.Event(), threading.Event()
     endpoints: dict[str, str] = {}
+    # a bus of the developer's (EVENT_BUS_NAME, with AWS_ENDPOINT_URL_EVENTS or AWS's) is used as it is
+    own_bus = bool(os.environ.get("EVENT_BUS_NAME") or os.environ.get("AWS_ENDPOINT_URL_EVENTS"))
     embedded_services = [s for s in ("DYNAMODB", "SQS") if not os.environ.get(f"AWS_ENDPOINT_URL_{s}")]
     # the content bucket (large content) on the embedded S3 unless AWS_ENDPOINT_URL_S3 names another
     embedded_services += [] if os.environ.get("AWS_ENDPOINT_URL_S3") else ["S3"]
     content_bucket = os.environ.get("CONTENT_BUCKET") or f"{RESOURCE_PREFIX}-content"
+    embedded_services += [] if own_bus else ["EVENTS"]
     embedded = None
     if embedded_services:
-        embedded = aws.EmbeddedAws(on_change=changed.set, on_send=wake.set)
+
+        def on_change() -> None:
+            changed.set()
+            written.set()  # wakes the stream's tail
+
+        embedded = aws.EmbeddedAws(on_change=on_change, on_send=wake.set)
         embedded.start()
         stack.callback(embedded.stop)
         for service in embedded_services:
             os.environ[f"AWS_ENDPOINT_URL_{service}"] = embedded.url
+    # the table's stream is served where the table is
+    os.environ.setdefault("AWS_ENDPOINT_URL_DYNAMODBSTREAMS", os.environ["AWS_ENDPOINT_URL_DYNAMODB"])
     for service, name in (("DYNAMODB", "DynamoDB"), ("SQS", "SQS")):
         url = os.environ[f"AWS_ENDPOINT_URL_{service}"]
         endpoints[name] = url + (" (embedded)" if service in embedded_services else "")
+    bus_name = os.environ.get("EVENT_BUS_NAME") or f"{RESOURCE_PREFIX}-approvals"
+    events_url = os.environ.get("AWS_ENDPOINT_URL_EVENTS", "AWS")
+    embedded_bus = " (embedded)" if "EVENTS" in embedded_services else ""
+    endpoints["EventBridge"] = f"{events_url}{embedded_bus}, bus {bus_name}"
     s3_url = os.environ.get("AWS_ENDPOINT_URL_S3", "AWS")
     endpoints["S3"] = f"{s3_url}{' (embedded)' if 'S3' in embedded_services else ''}, bucket {content_bucket}"
 
@@ -260,6 +302,8 @@ def _serve(
             s3 = boto3.client("s3")
             aws.ensure_bucket(s3, content_bucket)
             snapshot.restore_objects(data_dir / snapshot.CONTENT_DIR, s3, content_bucket)
+        if "EVENTS" in embedded_services:
+            aws.ensure_bus(boto3.client("events"), bus_name)
         if saved is not None and embedded is not None:
             items_to = table_name if "DYNAMODB" in embedded_services else None
             urls = {"jobs": queues.url, "dead": queues.dead_letter_url} if "SQS" in embedded_services else {}
@@ -280,14 +324,13 @@ def _serve(
         # the deployment's path (/opt/agents.yaml, in the layer) is the repository's file here
         RIVERBEAM_AGENTS_FILE=os.environ["RIVERBEAM_AGENTS_FILE"],
         CONTENT_BUCKET=content_bucket,
+        EVENT_BUS_NAME=bus_name,
     )
     functions = Functions(template.functions)
     # the handlers' cached factories are not meant to race: make them once, before any request
     from riverbeam.aws import runtime
 
-    runtime.beam(), runtime.sqs(), runtime.management_api()
-    # the approval events a deployment puts on its EventBridge bus: one log line each here
-    runtime.beam().set_event_sink(log_events)
+    runtime.beam(), runtime.sqs(), runtime.management_api(), runtime.events_client()
 
     consumer = template.queue_consumer
     poller = Poller(
@@ -308,6 +351,12 @@ def _serve(
         snapshots.start()
         # callbacks run last first: the final snapshot is taken before the embedded server stops
         stack.callback(snapshots.stop)
+    # the approval events, put on the bus from the table's stream by the events function; stopped after
+    # the worker (its writes have events too), before the last snapshot
+    tail = _stream_tail(dynamodb, table_name, template, functions, written)
+    if tail is not None:
+        tail.start()
+        stack.callback(tail.stop, DRAIN_SECONDS)
     poller.start()
     stack.callback(poller.stop, DRAIN_SECONDS)
     scheduler = Scheduler(functions.call, template.scheduled, sweep_seconds)

@@ -1,9 +1,11 @@
 """What the local stack reads from template.yaml: the routes of both APIs and the function each one reaches,
-the table's definition and the queues' settings. Reading them (rather than copying them here) keeps the
+the table's definition (its stream too) and the queues' settings, the functions the queue and the stream
+feed. Reading them (rather than copying them here) keeps the
 local stack from drifting from the deployment."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,6 +90,17 @@ class QueueSpec:
 
 
 @dataclass(frozen=True)
+class StreamSource:
+    """The event source mapping of the table's stream: the function it feeds and how."""
+
+    function: Function
+    batch_size: int
+    max_retries: int
+    # the FilterCriteria's one pattern (None: every record)
+    pattern: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
 class Template:
     root: Path
     stage: str
@@ -103,6 +116,8 @@ class Template:
     functions: dict[str, Function]
     # the functions an EventBridge schedule calls (an event of Type Schedule): the sweep
     scheduled: list[Function]
+    # the function the table's stream feeds (the approval events' publisher), if any
+    stream_consumer: StreamSource | None
     # the functions' environment variables that are plain strings (POWERTOOLS_SERVICE_NAME...)
     literal_environment: dict[str, str]
 
@@ -129,6 +144,39 @@ def _scheduled(doc: dict[str, Any], functions: dict[str, Function]) -> list[Func
             e.get("Type") == "Schedule" for e in (resource.get("Properties", {}).get("Events") or {}).values()
         )
     ]
+
+
+def _table_definition(table: dict[str, Any]) -> dict[str, Any]:
+    """The table's create_table arguments (its stream in the API's form, which CloudFormation's lacks)."""
+    definition = {k: table[k] for k in TABLE_KEYS if k in table}
+    stream = table.get("StreamSpecification")
+    if stream:
+        view = stream["StreamViewType"]
+        definition["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": view}
+    return definition
+
+
+def _stream_source(
+    mappings: dict[str, dict[str, Any]], table_name: str, functions: dict[str, Function]
+) -> StreamSource | None:
+    found = [
+        m
+        for m in mappings.values()
+        if isinstance(m["EventSourceArn"], dict)
+        and m["EventSourceArn"].get("Fn::GetAtt") in (f"{table_name}.StreamArn", [table_name, "StreamArn"])
+    ]
+    if not found:
+        return None
+    (mapping,) = found
+    filters = (mapping.get("FilterCriteria") or {}).get("Filters") or []
+    if len(filters) > 1:
+        raise ValueError("template.yaml: the stream's event source mapping has more than one filter")
+    return StreamSource(
+        function=functions[_referenced(mapping["FunctionName"])],
+        batch_size=int(mapping.get("BatchSize", 100)),
+        max_retries=int(mapping.get("MaximumRetryAttempts", 10000)),
+        pattern=json.loads(filters[0]["Pattern"]) if filters else None,
+    )
 
 
 def read(root: Path = ROOT) -> dict[str, Any]:
@@ -163,7 +211,7 @@ def load(root: Path = ROOT) -> Template:
             selection = str(api.get("RouteSelectionExpression", selection))
             responds = "RouteResponseSelectionExpression" in route or route_name in answered
             websocket_routes[route["RouteKey"]] = WebSocketRoute(route["RouteKey"], function, responds)
-    (table,) = of("AWS::DynamoDB::Table").values()
+    ((table_name, table),) = of("AWS::DynamoDB::Table").items()
     ttl = table.get("TimeToLiveSpecification", {})
     queues = of("AWS::SQS::Queue")
     ((main_name, main),) = [(n, q) for n, q in queues.items() if "RedrivePolicy" in q]
@@ -179,7 +227,7 @@ def load(root: Path = ROOT) -> Template:
         http_routes=http_routes,
         websocket_routes=websocket_routes,
         route_selection_expression=selection,
-        table_definition={k: table[k] for k in TABLE_KEYS if k in table},
+        table_definition=_table_definition(table),
         ttl_attribute=ttl.get("AttributeName") if ttl.get("Enabled") else None,
         queue=QueueSpec(
             fifo=bool(main.get("FifoQueue", False)),
@@ -191,5 +239,6 @@ def load(root: Path = ROOT) -> Template:
         batch_size=int(mapping.get("BatchSize", 10)),
         functions=functions,
         scheduled=_scheduled(doc, functions),
+        stream_consumer=_stream_source(of("AWS::Lambda::EventSourceMapping"), table_name, functions),
         literal_environment={k: str(v) for k, v in variables.items() if isinstance(v, str | int)},
     )

@@ -57,7 +57,7 @@ class InMemoryStore:
         self._frames: dict[str, dict[int, tuple[int, str]]] = {}  # run -> seq -> (expires_at, JSON)
         self._connections: dict[str, Connection] = {}
         self._requests: dict[tuple[str, str], RequestRecord] = {}  # (user_id, request_id) -> record
-        self._outbox: deque[tuple[float, OutboxEvent]] = deque()  # (expires at, epoch s; event), in order
+        self._outbox: deque[tuple[float, str]] = deque()  # (expires at, epoch s; the event's JSON), in order
 
     def get_session(self, session_id: str) -> Session | None:
         with self._lock:
@@ -289,15 +289,14 @@ class InMemoryStore:
         now = time.time()
         while self._outbox and self._outbox[0][0] <= now:
             self._outbox.popleft()
-        copies = (OutboxEvent(*json.loads(json.dumps(e))) for e in events)
-        self._outbox.extend((now + OUTBOX_TTL_SECONDS, e) for e in copies)
+        self._outbox.extend((now + OUTBOX_TTL_SECONDS, json.dumps(e)) for e in events)
 
     def outbox(self) -> list[OutboxEvent]:
         """The events of every write committed (and not past OUTBOX_TTL_SECONDS), in the order they were
         committed: what a DynamoDB table's stream of its outbox items is to DynamoBeamStore (tests)."""
         now = time.time()
         with self._lock:
-            return [OutboxEvent(*json.loads(json.dumps(e))) for at, e in self._outbox if at > now]
+            return [OutboxEvent(*json.loads(e)) for at, e in self._outbox if at > now]
 
     def records(self) -> list[BaseModel]:
         """Every session, interaction, run, action, message and idempotency record it holds (copies): what

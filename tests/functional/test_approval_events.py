@@ -1,21 +1,25 @@
-"""Approval events (issue 13): an `Approval Requested` when a run asks, an `Approval Decided` when a resume
-resolves (who, edited or not, the hashes, the reason), an `Approval Expired` when an action expires (a
-resume, the next run or the sweep), each after its write commits and never for a write that lost; a sink
-that fails never fails the step. On every store with an in-process sink, then through the Lambda handlers
-onto moto's EventBridge (a rule to an SQS queue reads them back)."""
+"""Approval events: an `Approval Requested` when a run asks, an `Approval Decided` when a resume resolves
+(who, edited or not, the hashes, the reason), an `Approval Expired` when an action expires (a resume, the
+next run or the sweep), each with a stable id, kept in the outbox by the write that made it so and never
+by a write that lost; a sink that fails never fails the step. On every store with an in-process sink, then
+through the Lambda handlers onto moto's EventBridge (a rule to an SQS queue reads them back): the API
+functions write the outbox, the events function puts it on the bus from the table's stream, also after
+the function that wrote it was killed right after its write, with the same id on every delivery."""
 
 from __future__ import annotations
 
+import copy
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
-from beam_store import Action, ActionResponseRecord, BeamStore
+from beam_store import Action, ActionResponseRecord, BeamStore, OutboxEvent
+from beam_store.dynamo.outbox import outbox_items
 from riverbeam import (
     AgentResult,
     ApprovalEvent,
@@ -27,14 +31,13 @@ from riverbeam import (
     ToolAgentRunner,
     ToolCall,
 )
-from riverbeam.aws import runtime
-from riverbeam.aws.bus import EventBridgeSink
+from riverbeam.aws import bus, runtime
 from riverbeam.pipeline import events
 
 from tests.support.agents import PushCounter, invoke_body, resume_body
 from tests.support.clock import Clock, asked, clocked, iso
-from tests.support.lambda_stack import Stack, http_event, lambda_stack
-from tests.support.stores import REGION
+from tests.support.lambda_stack import ROOT, Stack, http_event, lambda_stack
+from tests.support.stores import REGION, outbox
 
 
 @pytest.fixture
@@ -55,7 +58,9 @@ def test_a_request_and_its_decision_with_who_and_the_hashes(store: BeamStore, cl
     (requested,) = log
     action = result.action_required[0]
     assert requested.source == "riverbeam" and requested.detail_type == "Approval Requested"
+    assert requested.id == f"evt_{action.action_id}_requested"
     assert requested.detail | {"created_at": "", "updated_at": ""} == {
+        "id": requested.id,
         "version": 1,
         "action_id": action.action_id,
         "kind": "confirmation",
@@ -86,6 +91,9 @@ def test_a_request_and_its_decision_with_who_and_the_hashes(store: BeamStore, cl
     assert decided.detail["run_args_sha256"] == decided.detail["edited_args_sha256"] != action.args_sha256
     assert decided.detail["approved_args_sha256"] == action.args_sha256
     assert decided.detail["decided_at"] == decided.detail["updated_at"] == iso(clock())
+    assert decided.id == f"evt_{action.action_id}_decided"
+    # what the sink was handed is what the writes kept in the outbox, ids and all
+    assert sorted(outbox(store)) == sorted(outbox_events(log))
 
 
 def test_a_rejection_with_its_reason_and_no_event_for_a_refused_resume(
@@ -98,7 +106,7 @@ def test_a_rejection_with_its_reason_and_no_event_for_a_refused_resume(
     assert log[1].detail["decision"] == "cancelled" and log[1].detail["reason"] == "not today"
     with pytest.raises(BeamError):  # lost: the action is no longer pending
         beam.resume(resume_body(result))
-    assert len(log) == 2
+    assert len(log) == 2 and len(outbox(store)) == 2
 
 
 @pytest.mark.parametrize("expired_by", ["resume", "run", "sweep"])
@@ -121,6 +129,9 @@ def test_an_expiry_is_told_once_by_whoever_expires_it(
     expired = [e for e in log if e.detail_type == "Approval Expired"]
     assert len(expired) == 1 and expired[0].detail["expired_by"] == expired_by
     assert expired[0].detail["status"] == "expired" and expired[0].detail["expired_at"] == iso(clock())
+    assert expired[0].id == f"evt_{result.action_required[0].action_id}_expired"
+    kept = [e for e in outbox(store) if e.detail_type == "Approval Expired"]
+    assert kept == outbox_events(expired)
 
 
 def test_large_args_are_left_out_and_a_failing_sink_fails_nothing(store: BeamStore, clock: Clock) -> None:
@@ -138,6 +149,12 @@ def test_large_args_are_left_out_and_a_failing_sink_fails_nothing(store: BeamSto
     beam.set_event_sink(broken)
     beam.resume(resume_body(result, "cancelled"))
     assert beam.read_action(str(result.action_required[0].action_id), user_id="u1").status == "cancelled"
+    # the sink lost it; the outbox did not (a deployment publishes from there)
+    assert sorted(e.detail_type for e in outbox(store)) == ["Approval Decided", "Approval Requested"]
+
+
+def outbox_events(events: Sequence[ApprovalEvent]) -> list[OutboxEvent]:
+    return [OutboxEvent(e.id, e.source, e.detail_type, e.detail) for e in events]
 
 
 # through the handlers, onto moto's EventBridge
@@ -154,32 +171,44 @@ def _bus_to_queue(bus: str) -> tuple[Any, str]:
     return sqs, url
 
 
-def _read(sqs: Any, url: str) -> list[dict[str, Any]]:
+def _read(sqs: Any, url: str, max_batches: int = 100) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
-    while True:
+    for _ in range(max_batches):
         got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0).get("Messages", [])
         if not got:
             return found
         for m in got:
             found.append(json.loads(m["Body"]))
             sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+    raise AssertionError(f"the queue was not empty after {max_batches} batches")
 
 
-def test_the_handlers_put_the_events_on_the_bus_and_the_sweep_expires(tmp_path: Path) -> None:
+@pytest.fixture
+def bus_stack(tmp_path: Path) -> Iterator[tuple[Stack, Any, str]]:
+    """The handlers on moto with their bus, and a queue that gets everything put on it."""
     bus = f"approvals-{uuid.uuid4().hex[:8]}"
     with lambda_stack(tmp_path, EVENT_BUS_NAME=bus) as stack:
         sqs, url = _bus_to_queue(bus)
-        first = _invoke(stack)
-        second = _invoke(stack)
-        answered = stack.call("resume", http_event("resume/http", body=resume_body(first)))
-        assert answered["statusCode"] == 202 and stack.drain() == []
-        connection, _ = stack.connect(str(second.session_id), "u1")
-        later = Clock(runtime.beam()._setup.clock() + timedelta(days=2))
-        runtime.beam()._setup.clock = later
-        swept = stack.call("sweep", {"detail-type": "Scheduled Event", "source": "aws.events", "detail": {}})
-        assert swept == {"expired": [second.action_required[0].action_id]}
-        got = _read(sqs, url)
-        pushed = Stack.pushed(connection)
+        yield stack, sqs, url
+
+
+def test_the_handlers_write_the_events_and_the_events_function_puts_them(
+    bus_stack: tuple[Stack, Any, str],
+) -> None:
+    stack, sqs, url = bus_stack
+    first = _invoke(stack)
+    second = _invoke(stack)
+    answered = stack.call("resume", http_event("resume/http", body=resume_body(first)))
+    assert answered["statusCode"] == 202 and stack.drain() == []
+    connection, _ = stack.connect(str(second.session_id), "u1")
+    later = Clock(runtime.beam()._setup.clock() + timedelta(days=2))
+    runtime.beam()._setup.clock = later
+    swept = stack.call("sweep", {"detail-type": "Scheduled Event", "source": "aws.events", "detail": {}})
+    assert swept == {"expired": [second.action_required[0].action_id]}
+    assert _read(sqs, url) == []  # the API functions and the sweep put nothing themselves
+    assert stack.publish() == []
+    got = _read(sqs, url)
+    pushed = Stack.pushed(connection)
     kinds = sorted((e["detail-type"], e["detail"]["action_id"]) for e in got)
     first_id, second_id = first.action_required[0].action_id, second.action_required[0].action_id
     assert kinds == sorted(
@@ -191,10 +220,119 @@ def test_the_handlers_put_the_events_on_the_bus_and_the_sweep_expires(tmp_path: 
         ]
     )
     assert all(e["source"] == "riverbeam" for e in got)
+    kind = {"Approval Requested": "requested", "Approval Decided": "decided", "Approval Expired": "expired"}
+    assert all(e["detail"]["id"] == f"evt_{e['detail']['action_id']}_{kind[e['detail-type']]}" for e in got)
     expired = next(e["detail"] for e in got if e["detail-type"] == "Approval Expired")
     assert expired["expired_by"] == "sweep" and expired["expired_at"] == iso(later())
     (frame,) = [f for f in pushed if f["type"] == "action_expired"]
     assert frame["action_id"] == second_id and frame["run_id"] == second.run_id
+    assert stack.publish() == [] and _read(sqs, url) == []  # each write's events once
+
+
+class Killed(BaseException):
+    """The function's process ending right there (no handler of the pipeline catches it)."""
+
+
+def _killed_after_commit(stack: Stack, operation: str) -> None:
+    """The function dies right after its next `operation` call to DynamoDB has been answered: the write
+    committed, nothing after it runs."""
+
+    def kill(http_response: Any, parsed: dict[str, Any], **_: Any) -> None:
+        if parsed.get("ResponseMetadata", {}).get("HTTPStatusCode") == 200:
+            client.meta.events.unregister(f"after-call.dynamodb.{operation}", kill)
+            raise Killed
+
+    client = runtime.beam().store.client  # type: ignore[attr-defined]
+    client.meta.events.register(f"after-call.dynamodb.{operation}", kill)
+
+
+@pytest.mark.parametrize("killed", ["resume", "sweep"])
+def test_an_event_whose_function_died_after_its_write_is_delivered_with_its_id_on_every_delivery(
+    bus_stack: tuple[Stack, Any, str], killed: str
+) -> None:
+    stack, sqs, url = bus_stack
+    asked_for = _invoke(stack)
+    action_id = asked_for.action_required[0].action_id
+    assert stack.publish() == []
+    assert [e["detail"]["id"] for e in _read(sqs, url)] == [f"evt_{action_id}_requested"]
+    if killed == "resume":
+        _killed_after_commit(stack, "TransactWriteItems")
+        with pytest.raises(Killed):
+            stack.call("resume", http_event("resume/http", body=resume_body(asked_for, "cancelled")))
+        want = ("Approval Decided", f"evt_{action_id}_decided", "cancelled")
+    else:
+        runtime.beam()._setup.clock = Clock(runtime.beam()._setup.clock() + timedelta(days=2))
+        _killed_after_commit(stack, "TransactWriteItems")  # the expiry's write, with its event
+        with pytest.raises(Killed):
+            stack.call("sweep", {"detail-type": "Scheduled Event", "source": "aws.events", "detail": {}})
+        want = ("Approval Expired", f"evt_{action_id}_expired", "expired")
+    read = http_event("records/action", path=f"/actions/{action_id}", query={"user_id": "u1"})
+    stored = json.loads(stack.call("records", read)["body"])
+    assert stored["status"] == want[2]  # the write committed before the function died
+    assert _read(sqs, url) == []  # nothing was put before the function died
+    records = stack.stream_records()
+    assert len(records) == 1
+    deliveries = []
+    for _ in range(2):  # the stream's consumer, then a redelivery of the same record
+        assert stack.publish(records) == []
+        (got,) = _read(sqs, url)
+        deliveries.append(got)
+        assert (got["detail-type"], got["detail"]["id"], got["detail"]["status"]) == want
+    assert deliveries[0]["detail"] == deliveries[1]["detail"]
+
+
+def _outbox_record(stack: Stack, image: dict[str, Any], n: int) -> dict[str, Any]:
+    """A stream record of an outbox item inserted, as the event source mapping hands it on."""
+    (sample,) = json.loads((ROOT / "events" / "events" / "outbox_insert.json").read_text())["Records"]
+    record = copy.deepcopy(sample)
+    record["dynamodb"]["NewImage"] = image
+    record["dynamodb"]["Keys"] = {"pk": image["pk"], "sk": image["sk"]}
+    record["dynamodb"]["SequenceNumber"] = f"{n:024d}"
+    return record  # type: ignore[no-any-return]
+
+
+def _event_item(n: int) -> dict[str, Any]:
+    action = _decided(n).model_copy(update={"args": {"ref": f"docs/{n}"}, "response": None})
+    (item,) = outbox_items(events.outbox(events.approval_events(events.REQUESTED, [action])))
+    return item
+
+
+def test_a_batch_with_one_unreadable_record_reports_that_record_alone(
+    bus_stack: tuple[Stack, Any, str],
+) -> None:
+    stack, sqs, url = bus_stack
+    bad = _event_item(2) | {"events": {"S": "[{not json"}}
+    records = [_outbox_record(stack, _event_item(1), 1), _outbox_record(stack, bad, 2)]
+    records.append(_outbox_record(stack, _event_item(3), 3))
+    assert stack.publish(records) == [f"{2:024d}"]
+    put = sorted(e["detail"]["args"]["ref"] for e in _read(sqs, url))
+    assert put == ["docs/1", "docs/3"]
+
+
+def test_an_entry_eventbridge_refuses_fails_its_record_and_only_that_one(
+    bus_stack: tuple[Stack, Any, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PutEvents answers 200 with FailedEntryCount 1: the record that carried the entry is a batch item
+    failure; the other record of the batch is done."""
+    stack, _, _ = bus_stack
+    calls: list[list[dict[str, Any]]] = []
+
+    class Refusing:
+        def put_events(self, Entries: list[dict[str, Any]]) -> dict[str, Any]:
+            calls.append(Entries)
+            refused = ["docs/2" in e["Detail"] for e in Entries]
+            return {
+                "FailedEntryCount": sum(refused),
+                "Entries": [
+                    {"ErrorCode": "InternalFailure", "ErrorMessage": "try again"} if r else {"EventId": "e"}
+                    for r in refused
+                ],
+            }
+
+    monkeypatch.setattr(runtime, "events_client", lambda: Refusing())
+    records = [_outbox_record(stack, _event_item(n), n) for n in (1, 2)]
+    assert stack.publish(records) == [f"{2:024d}"]
+    assert len(calls) == 2 and all(e["EventBusName"].startswith("approvals-") for c in calls for e in c)
 
 
 def _invoke(stack: Stack) -> AgentResult:
@@ -245,14 +383,13 @@ def test_each_put_events_call_stays_under_256_kb() -> None:
     class Client:
         def put_events(self, Entries: list[dict[str, Any]]) -> dict[str, Any]:
             calls.append(Entries)
-            return {"Entries": [{"EventId": "x"} for _ in Entries]}
+            return {"FailedEntryCount": 0, "Entries": [{"EventId": "x"} for _ in Entries]}
 
-    sink = EventBridgeSink("bus", lambda: Client())
     decided = [_decided(n) for n in range(10)]  # a resume may answer up to 25 actions
-    events.publish(sink, events.DECIDED, decided)
+    put = bus.put(Client(), "bus", events.outbox(events.approval_events(events.DECIDED, decided)))  # type: ignore[arg-type]
     assert all(len(call) <= 10 for call in calls)
     sizes = [sum(_entry_size(e) for e in call) for call in calls]
     assert max(sizes) < PUT_EVENTS_BYTES, f"a PutEvents request of {max(sizes)} bytes"
     # every event put, once, in order
     sent = [json.loads(e["Detail"])["action_id"] for call in calls for e in call]
-    assert sent == [a.action_id for a in decided] and sink.put == 10
+    assert sent == [a.action_id for a in decided] and put == 10

@@ -1,8 +1,9 @@
 """template.yaml as CloudFormation receives it (packaged, SAM's transform applied) deployed into moto's
 CloudFormation: the stack is created, then updated with other parameter values, and what it made is compared
-with the template: the table's keys, indexes and TTL, the queues' FIFO, redrive and sizes, each function's
-environment, layers, memory, timeout and tracing, the schedule and the queue that feed functions, and each
-role's inline policy, resource by resource. A Bedrock model id and an inference-profile id in
+with the template: the table's keys, indexes, TTL and stream, the queues' FIFO, redrive and sizes, each
+function's environment, layers, memory, timeout and tracing, the schedule, the queue and the table's stream
+that feed functions (the stream's filter, retries, bisection and dead-letter queue), and each role's
+inline policy, resource by resource. A Bedrock model id and an inference-profile id in
 BedrockModelIds are checked as the grants they make.
 
 moto has no AWS::ApiGatewayV2 resources (it skips them, and leaves a Ref or ${} to them unresolved: the
@@ -71,6 +72,11 @@ def test_the_table_has_the_templates_keys_indexes_ttl_and_recovery(
         i["IndexName"]: (i["KeySchema"], i["Projection"]) for i in props["GlobalSecondaryIndexes"]
     }
     assert made["BillingModeSummary"]["BillingMode"] == props["BillingMode"] == "PAY_PER_REQUEST"
+    # the stream the events function reads the outbox items from
+    view = props["StreamSpecification"]["StreamViewType"]
+    assert view == "NEW_IMAGE"
+    assert made["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": view}
+    assert made["LatestStreamArn"].startswith(f"{made['TableArn']}/stream/")
     ttl = dynamodb.describe_time_to_live(TableName=stack.physical[name])["TimeToLiveDescription"]
     assert ttl == {
         "TimeToLiveStatus": "ENABLED",
@@ -94,6 +100,12 @@ def test_the_queues_are_fifo_with_the_templates_redrive_and_sizes(
         name: sqs.get_queue_attributes(QueueUrl=stack.physical[name], AttributeNames=["All"])["Attributes"]
         for name in queues
     }
+    # the stream's dead-letter queue is a standard queue: Lambda's on-failure destination must be one
+    events_dead = attributes.pop("EventsDeadLetterQueue")
+    assert "FifoQueue" not in events_dead and events_dead["SqsManagedSseEnabled"] == "true"
+    written = queues.pop("EventsDeadLetterQueue")["Properties"]["MessageRetentionPeriod"]
+    assert events_dead["MessageRetentionPeriod"] == str(written) == "1209600"
+    assert stack.outputs["EventsDeadLetterQueueUrl"] == stack.physical["EventsDeadLetterQueue"]
     for name, queue in queues.items():
         props, made = queue["Properties"], attributes[name]
         assert made["FifoQueue"] == "true" and made["QueueArn"].endswith(".fifo"), name
@@ -196,6 +208,33 @@ def test_the_schedule_feeds_the_sweep_and_the_queue_feeds_the_worker(
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
 
 
+def test_the_tables_stream_feeds_the_events_function_with_outbox_items_and_a_dead_letter_queue(
+    deployed: tuple[dict[str, Any], Stack],
+) -> None:
+    template, stack = deployed
+    lambdas = boto3.client("lambda", region_name=REGION)
+    (mapping,) = lambdas.list_event_source_mappings(FunctionName=stack.physical["EventsFunction"])[
+        "EventSourceMappings"
+    ]
+    table = boto3.client("dynamodb", region_name=REGION).describe_table(TableName=stack.outputs["TableName"])
+    dead_arn = boto3.client("sqs", region_name=REGION).get_queue_attributes(
+        QueueUrl=stack.outputs["EventsDeadLetterQueueUrl"], AttributeNames=["QueueArn"]
+    )["Attributes"]["QueueArn"]
+    written = template["Resources"]["EventsStreamSource"]["Properties"]
+    assert mapping["EventSourceArn"] == table["Table"]["LatestStreamArn"]
+    assert (mapping["StartingPosition"], mapping["State"]) == ("TRIM_HORIZON", "Enabled")
+    assert mapping["BatchSize"] == written["BatchSize"] == 10
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["BisectBatchOnFunctionError"] is True
+    assert mapping["MaximumRetryAttempts"] == written["MaximumRetryAttempts"] == 10
+    assert mapping["DestinationConfig"] == {"OnFailure": {"Destination": dead_arn}}
+    (only,) = mapping["FilterCriteria"]["Filters"]
+    assert json.loads(only["Pattern"]) == {
+        "eventName": ["INSERT"],
+        "dynamodb": {"NewImage": {"entity": {"S": ["outbox"]}}},
+    }
+
+
 def test_the_content_bucket_is_private_encrypted_tls_only_and_expires_frames_and_answers(
     deployed: tuple[dict[str, Any], Stack],
 ) -> None:
@@ -244,7 +283,7 @@ def test_exactly_the_functions_that_write_or_read_content_may_put_or_get_it(
                     granted.setdefault(action, set()).add(role.removesuffix("FunctionRole"))
     writers = {"Invoke", "Resume", "Worker"}  # the steps' writes (a resume resolves actions)
     assert granted == {"s3:PutObject": writers, "s3:GetObject": writers | {"Records", "Sweep"}}
-    for name in _resources(template, "AWS::Lambda::Function"):
+    for name, function in _resources(template, "AWS::Lambda::Function").items():
         variables = _configuration(stack, name)["Environment"]["Variables"]
         if name.removesuffix("Function") in granted["s3:GetObject"]:
             assert variables["CONTENT_BUCKET"] == stack.physical["ContentBucket"], name
@@ -266,9 +305,14 @@ def _deployed_policies(template: dict[str, Any], stack: Stack) -> dict[str, list
     return found
 
 
-def _expected_resources(stack: Stack, table_arn: str, bus_arn: str) -> dict[str, Any]:
-    """Each statement's resources, by Sid, as this stack names them."""
+def _expected_resources(stack: Stack, described: dict[str, Any], bus_arn: str) -> dict[str, Any]:
+    """Each statement's resources, by Sid, as this stack names them (`described`: the table, as
+    DescribeTable has it)."""
+    table_arn = described["TableArn"]
     table = [table_arn, f"{table_arn}/index/*"]
+    events_dead = boto3.client("sqs", region_name=REGION).get_queue_attributes(
+        QueueUrl=stack.outputs["EventsDeadLetterQueueUrl"], AttributeNames=["QueueArn"]
+    )["Attributes"]["QueueArn"]
     content = f"arn:aws:s3:::{stack.physical['ContentBucket']}/*"
     connections = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:${{WebSocketApi}}/v1/POST/@connections/*"
     ids = stack.parameters["BedrockModelIds"].split(",")
@@ -279,6 +323,9 @@ def _expected_resources(stack: Stack, table_arn: str, bus_arn: str) -> dict[str,
         "ContentRead": content,
         "SessionsAndConnections": table,
         "ExpireActions": table,
+        "ReadTableStream": described["LatestStreamArn"],
+        "ListTableStreams": "*",
+        "SendFailedBatches": events_dead,
         "EnqueueJobs": stack.outputs["QueueArn"],
         "ConsumeJobs": stack.outputs["QueueArn"],
         "PutApprovalEvents": bus_arn,
@@ -295,12 +342,12 @@ def test_each_role_allows_what_the_template_says_on_this_stacks_resources(
 ) -> None:
     template, stack = deployed
     source = checker.read_template()["Resources"]
-    table_arn = boto3.client("dynamodb", region_name=REGION).describe_table(
+    described = boto3.client("dynamodb", region_name=REGION).describe_table(
         TableName=stack.outputs["TableName"]
-    )["Table"]["TableArn"]
+    )["Table"]
     bus = stack.outputs["ApprovalEventBusName"]
     bus_arn = boto3.client("events", region_name=REGION).describe_event_bus(Name=bus)["Arn"]
-    expected = _expected_resources(stack, table_arn, bus_arn)
+    expected = _expected_resources(stack, described, bus_arn)
     for role, statements in _deployed_policies(template, stack).items():
         function = role.removesuffix("Role")
         written = source[function]["Properties"]["Policies"][0]["Statement"]
@@ -318,6 +365,10 @@ def test_each_role_allows_what_the_template_says_on_this_stacks_resources(
     } == {
         "InvokeFunctionRole",
         "WorkerFunctionRole",
+    }
+    # the approval events are put by the events function alone (the others write them to the outbox)
+    assert {r for r, s in _deployed_policies(template, stack).items() if "events:PutEvents" in str(s)} == {
+        "EventsFunctionRole"
     }
 
 

@@ -108,6 +108,7 @@ SAMPLES = [
     ("worker/invoke_request", "worker", None),
     ("connections/disconnect", "connections", 200),
     ("sweep/schedule", "sweep", None),
+    ("events/outbox_insert", "events", None),  # an outbox item's Approval Requested, put on the bus
 ]
 
 
@@ -116,7 +117,7 @@ def test_every_sample_event_is_answered_by_its_handler(stack: Stack) -> None:
     assert sorted(name for name, _, _ in SAMPLES) == files
     for name, function, status in SAMPLES:
         answer = stack.call(function, event(name))
-        if function == "worker":
+        if function in ("worker", "events"):
             assert answer == {"batchItemFailures": []}, name
             continue
         if function == "sweep":  # the samples' actions are all in time

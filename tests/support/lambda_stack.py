@@ -18,9 +18,12 @@ from typing import Any
 
 import boto3
 from botocore.awsrequest import AWSResponse
+from botocore.config import Config
 from moto import mock_aws
 from riverbeam.aws import runtime
 from riverbeam.aws.worker import lambda_record
+from riverbeam_local.outbox import lambda_record as lambda_stream_record
+from riverbeam_local.outbox import matches
 from riverbeam_local.template import read as read_template
 
 from tests.support.stores import REGION, serialized_moto
@@ -29,7 +32,9 @@ ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
 ACCOUNT = "123456789012"
 WEBSOCKET_ENDPOINT = "https://wsapi12345.execute-api.us-east-1.amazonaws.com/v1"
-FUNCTIONS = ("invoke", "resume", "records", "connections", "worker", "sweep")
+FUNCTIONS = ("invoke", "resume", "records", "connections", "worker", "sweep", "events")
+# the stream records a read takes at most (a test writes far fewer)
+STREAM_READS = 50
 
 
 def template() -> dict[str, Any]:
@@ -42,11 +47,24 @@ def resources_of(kind: str) -> dict[str, dict[str, Any]]:
 
 
 def table_definition() -> dict[str, Any]:
-    """The create_table arguments of the template's table, exactly as written there."""
+    """The create_table arguments of the template's table, exactly as written there (its stream in the
+    API's form)."""
     (table,) = resources_of("AWS::DynamoDB::Table").values()
     props = table["Properties"]
     keys = ("AttributeDefinitions", "KeySchema", "GlobalSecondaryIndexes", "BillingMode")
-    return {k: props[k] for k in keys}
+    stream = {"StreamEnabled": True, "StreamViewType": props["StreamSpecification"]["StreamViewType"]}
+    return {k: props[k] for k in keys} | {"StreamSpecification": stream}
+
+
+def stream_filter() -> dict[str, Any]:
+    """The pattern of the FilterCriteria of the table stream's event source mapping."""
+    (mapping,) = [
+        m["Properties"]
+        for m in resources_of("AWS::Lambda::EventSourceMapping").values()
+        if "StreamArn" in str(m["Properties"]["EventSourceArn"])
+    ]
+    (only,) = mapping["FilterCriteria"]["Filters"]
+    return json.loads(only["Pattern"])  # type: ignore[no-any-return]
 
 
 def event(name: str) -> dict[str, Any]:
@@ -131,6 +149,8 @@ class Stack:
     handlers: dict[str, Callable[[dict[str, Any], Any], dict[str, Any]]]
     sqs: Any
     gone: set[str] = field(default_factory=set)
+    # where the table's stream has been read up to (None: not yet, from its start)
+    stream_iterator: str | None = None
 
     def call(self, function: str, e: dict[str, Any], *, remaining_ms: int = 900_000) -> dict[str, Any]:
         return self.handlers[function](e, LambdaContext(function, remaining_ms))
@@ -174,6 +194,40 @@ class Stack:
                 return failed
             failed += self.run_worker(records)
         raise AssertionError(f"the queue was not empty after {max_batches} batches")
+
+    def stream_records(self) -> list[dict[str, Any]]:
+        """The table's stream records written since the last read, as the events function's event source
+        mapping hands them on: the template's filter applied, shaped as Lambda's records."""
+        # moto serves the streams' regional endpoint, not the account's one botocore picks for an ARN
+        regional = Config(account_id_endpoint_mode="disabled")
+        streams = boto3.client("dynamodbstreams", region_name=REGION, config=regional)
+        arn = boto3.client("dynamodb", region_name=REGION).describe_table(TableName=self.table_name)["Table"][
+            "LatestStreamArn"
+        ]
+        if self.stream_iterator is None:
+            (shard,) = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
+            self.stream_iterator = streams.get_shard_iterator(
+                StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+            )["ShardIterator"]
+        found: list[dict[str, Any]] = []
+        for _ in range(STREAM_READS):
+            answer = streams.get_records(ShardIterator=self.stream_iterator, Limit=100)
+            self.stream_iterator = answer["NextShardIterator"]
+            if not answer["Records"]:
+                break
+            found += [lambda_stream_record(r, arn) for r in answer["Records"]]
+        pattern = stream_filter()
+        return [r for r in found if matches(pattern, r)]
+
+    def publish(self, records: list[dict[str, Any]] | None = None) -> list[str]:
+        """Call the events function with `records` (by default the stream's new ones, in batches of the
+        template's size); returns the sequence numbers it reported failed."""
+        records = self.stream_records() if records is None else records
+        failed: list[str] = []
+        for start in range(0, len(records), 10):
+            answer = self.call("events", {"Records": records[start : start + 10]})
+            failed += [f["itemIdentifier"] for f in answer["batchItemFailures"]]
+        return failed
 
     def queued(self, url: str | None = None) -> int:
         attrs = self.sqs.get_queue_attributes(
@@ -230,7 +284,8 @@ def lambda_stack(data_dir: Path, *, auth_mode: str = "none", **env: str) -> Iter
         sqs = boto3.client("sqs", region_name=REGION)
         queues = resources_of("AWS::SQS::Queue")
         (main,) = [q["Properties"] for q in queues.values() if "RedrivePolicy" in q["Properties"]]
-        (dead,) = [q["Properties"] for q in queues.values() if "RedrivePolicy" not in q["Properties"]]
+        dead_name = str(main["RedrivePolicy"]["deadLetterTargetArn"]["Fn::GetAtt"]).split(".")[0]
+        dead = queues[dead_name]["Properties"]
         fifo = {
             "FifoQueue": "true",
             "ContentBasedDeduplication": str(main["ContentBasedDeduplication"]).lower(),
@@ -253,6 +308,9 @@ def lambda_stack(data_dir: Path, *, auth_mode: str = "none", **env: str) -> Iter
             Attributes={**fifo, "VisibilityTimeout": "0", "RedrivePolicy": json.dumps(redrive)},
         )["QueueUrl"]
         assert dead.get("FifoQueue") in (True, "true")
+        if "EVENT_BUS_NAME" not in env:  # a deployment always has one (the template's ApprovalBus)
+            env["EVENT_BUS_NAME"] = "riverbeam-approvals"
+            boto3.client("events", region_name=REGION).create_event_bus(Name=env["EVENT_BUS_NAME"])
         os.environ.update(
             TABLE_NAME=table_name,
             QUEUE_URL=queue_url,

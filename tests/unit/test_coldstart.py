@@ -16,14 +16,14 @@ import yaml
 from riverbeam.aws.coldstart import init_without_gc
 
 ROOT = Path(__file__).resolve().parents[2]
-FUNCTIONS = ("connections", "invoke", "records", "resume", "sweep", "worker")
+FUNCTIONS = ("connections", "events", "invoke", "records", "resume", "sweep", "worker")
 # loads each function's app.py by its file, as Lambda does, in a fresh interpreter
 PROBE = """
 import gc, importlib.util, json, sys
 from riverbeam.aws import runtime
 seen = {}
 for name in sys.argv[1:]:
-    runtime.reset()  # one process stands for six containers
+    runtime.reset()  # one process stands for every function's container
     spec = importlib.util.spec_from_file_location(f"app_{name}", f"functions/{name}/app.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -80,9 +80,10 @@ def test_in_lambda_init_makes_what_requests_use_and_freezes_it() -> None:
     agents = "agents:" + ",".join(sorted(yaml.safe_load((ROOT / "agents.yaml").read_text())["agents"]))
     assert {name: made for name, (*_, made) in seen.items()} == {
         "connections": ["beam"],
+        "events": ["events_client"],
         "invoke": ["beam", "sqs", agents],
         "records": ["beam"],
-        "resume": ["beam", "sqs", "events_client", agents],
+        "resume": ["beam", "sqs", agents],
         "sweep": ["beam", "management_api"],
         "worker": ["beam", "management_api", agents, "models"],
     }

@@ -1,5 +1,5 @@
-"""What template.yaml declares for approvals (issue 13): the sweep on a schedule with least privilege, the
-approval events' bus and who may put on it, and CORS for the HTTP API closed unless origins are given."""
+"""What template.yaml declares for approvals: the sweep on a schedule with least privilege, the approval
+events' bus and who may put on it, and CORS for the HTTP API closed unless origins are given."""
 
 from __future__ import annotations
 
@@ -31,21 +31,26 @@ def test_the_sweep_runs_on_a_schedule_with_what_it_needs_only() -> None:
         "dynamodb:GetItem",
         "dynamodb:Query",
         "dynamodb:UpdateItem",
-        "dynamodb:PutItem",  # its frame kept by a conditional put (store.add_frame)
+        # its frame kept by a conditional put (store.add_frame); an expiry's outbox item, in its transaction
+        "dynamodb:PutItem",
         "dynamodb:DeleteItem",  # a gone connection forgotten
         "execute-api:ManageConnections",
-        "events:PutEvents",
         "s3:GetObject",  # large content read back (its actions' outcomes, its runs' frames); none put
     }
     # the local stack finds it the same way and runs it periodically
     assert [f.name for f in load().scheduled] == ["SweepFunction"]
 
 
-def test_only_the_functions_that_decide_or_expire_put_events() -> None:
+def test_only_the_events_function_puts_events_and_the_tables_stream_feeds_it() -> None:
+    """The functions that decide or expire write their events to the outbox; the events function, fed by
+    the table's stream, puts them on the bus."""
     putting = {
         name for name in _resources() if name.endswith("Function") and "events:PutEvents" in _actions(name)
     }
-    assert putting == {"InvokeFunction", "ResumeFunction", "WorkerFunction", "SweepFunction"}
+    assert putting == {"EventsFunction"}
+    assert _resources()["Table"]["Properties"]["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
+    source = load().stream_consumer
+    assert source is not None and source.function.name == "EventsFunction"
     env = read(ROOT)["Globals"]["Function"]["Environment"]["Variables"]
     assert env["EVENT_BUS_NAME"] == {
         "Fn::If": ["CreateEventBus", {"Ref": "ApprovalBus"}, {"Ref": "ApprovalEventBus"}]

@@ -1,4 +1,4 @@
-"""The table DynamoBeamStore keeps its items in: one on-demand table, three indexes, a TTL."""
+"""The table DynamoBeamStore keeps its items in: one on-demand table, three indexes, a TTL, a stream."""
 
 from __future__ import annotations
 
@@ -49,6 +49,8 @@ TABLE_DEFINITION: dict[str, Any] = {
         },
     ],
     "BillingMode": "PAY_PER_REQUEST",
+    # the outbox items each write inserts are published from it (outbox.py)
+    "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
 }
 
 
@@ -69,6 +71,13 @@ def add_missing_indexes(client: Any, table_name: str, definition: dict[str, Any]
         _wait_index_active(client, table_name, index["IndexName"])
 
 
+def add_missing_stream(client: Any, table_name: str, definition: dict[str, Any], table: Any) -> None:
+    """Switch on the stream of `definition` on a table created before it (the outbox came later)."""
+    wanted = definition.get("StreamSpecification")
+    if wanted and not (table.get("StreamSpecification") or {}).get("StreamEnabled"):
+        client.update_table(TableName=table_name, StreamSpecification=wanted)
+
+
 def _wait_index_active(client: Any, table_name: str, index_name: str) -> None:
     """DynamoDB builds one new index at a time (the table stays ACTIVE meanwhile): wait for this one
     before the next is asked for (bounded: an index of a large table takes minutes to fill)."""
@@ -83,11 +92,12 @@ def _wait_index_active(client: Any, table_name: str, index_name: str) -> None:
 
 
 def ensure_table(client: DynamoDBClient, table_name: str) -> None:
-    """Create the table with its indexes and TTL unless it exists (then add the indexes it lacks); wait
-    until it is active."""
+    """Create the table with its indexes, stream and TTL unless it exists (then add the indexes and the
+    stream it lacks); wait until it is active."""
     try:
         described = client.describe_table(TableName=table_name)
         add_missing_indexes(client, table_name, TABLE_DEFINITION, described["Table"])
+        add_missing_stream(client, table_name, TABLE_DEFINITION, described["Table"])
         return
     except ClientError as error:
         if error.response["Error"]["Code"] != "ResourceNotFoundException":

@@ -1,27 +1,35 @@
-"""The approval events' way out of a deployment: an EventBridge bus (EVENT_BUS_NAME). The pipeline hands
-its events to a sink (pipeline/events.py); this one puts them on the bus, at most ten entries and
-REQUEST_BYTES a PutEvents call, with the `events` client created on first use (no handler pays for it
-at import). A put that fails, or an entry EventBridge refuses, is logged and dropped: at most once,
-never failing the step."""
+"""The approval events' way out of a deployment: PutEvents on an EventBridge bus (EVENT_BUS_NAME), at most
+ten entries and REQUEST_BYTES a call. The events come from the outbox (outbox.py); an entry EventBridge
+refuses (FailedEntryCount) fails the put, so that what carried it is delivered again."""
 
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from ..pipeline.events import ApprovalEvent
+from beam_store import OutboxEvent
 
-logger = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from mypy_boto3_events.client import EventBridgeClient
+
 # PutEvents takes at most ten entries a call, and 256 KB of them in all (AWS's entry size: Source,
 # DetailType, Detail, Resources and Time in UTF-8); a margin under it
 ENTRIES_PER_CALL = 10
 REQUEST_BYTES = 240 * 1024
 
 
-def entry(event: ApprovalEvent, bus_name: str) -> dict[str, Any]:
-    """The PutEvents entry of an event."""
+class PutRefused(Exception):
+    """EventBridge refused entries of a put: `refused` holds each one's event id and error code."""
+
+    def __init__(self, refused: list[tuple[str, str]]) -> None:
+        self.refused = refused
+        codes = sorted({code for _, code in refused})
+        super().__init__(f"{len(refused)} event(s) refused: {', '.join(codes)}")
+
+
+def entry(event: OutboxEvent, bus_name: str) -> dict[str, Any]:
+    """The PutEvents entry of an event (its id is in its detail, as `id`)."""
     return {
         "EventBusName": bus_name,
         "Source": event.source,
@@ -52,32 +60,27 @@ def chunks(entries: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return calls
 
 
-class EventBridgeSink:
-    def __init__(self, bus_name: str, client: Callable[[], Any]) -> None:
-        self.bus_name = bus_name
-        self._client = client  # a factory: the client is made by the first put
-        self.put = 0
-        self.failed = 0
+def put(client: EventBridgeClient, bus_name: str, events: Sequence[OutboxEvent]) -> int:
+    """Put every event on the bus; returns how many were put. Raises PutRefused, after putting the rest,
+    where EventBridge refused entries; a call that fails raises its error."""
+    refused: list[tuple[str, str]] = []
+    put_count = 0
+    for chunk in chunks([entry(e, bus_name) for e in events]):
+        answer = client.put_events(Entries=chunk)  # type: ignore[arg-type]
+        results = answer.get("Entries", [])
+        here = [
+            (_event_id(sent), str(result["ErrorCode"]))
+            for sent, result in zip(chunk, results, strict=False)
+            if "ErrorCode" in result
+        ]
+        if answer.get("FailedEntryCount") and not here:  # counted, but no entry says which: all again
+            here = [(_event_id(sent), "Unknown") for sent in chunk]
+        refused += here
+        put_count += len(chunk) - len(here)
+    if refused:
+        raise PutRefused(refused)
+    return put_count
 
-    def __call__(self, events: Sequence[ApprovalEvent]) -> None:
-        for chunk in chunks([entry(e, self.bus_name) for e in events]):
-            try:
-                answer = self._client().put_events(Entries=chunk)
-            except Exception:
-                self.failed += len(chunk)
-                logger.exception("approval events were not put", extra={"bus": self.bus_name})
-                continue
-            for sent, result in zip(chunk, answer.get("Entries", []), strict=False):
-                if "ErrorCode" in result:
-                    self.failed += 1
-                    logger.warning(
-                        "an approval event was refused",
-                        extra={
-                            "bus": self.bus_name,
-                            "detail_type": sent["DetailType"],
-                            "error_code": result.get("ErrorCode"),
-                            "error_message": result.get("ErrorMessage"),
-                        },
-                    )
-                else:
-                    self.put += 1
+
+def _event_id(sent: dict[str, Any]) -> str:
+    return str(json.loads(sent["Detail"]).get("id"))

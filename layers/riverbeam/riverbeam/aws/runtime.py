@@ -7,7 +7,7 @@ import importlib
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,9 +27,7 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs.client import SQSClient
 
     from ..agents import AgentRunner
-    from ..pipeline.events import ApprovalEvent
     from ..runner import ToolAgentRunner
-    from .bus import EventBridgeSink
 
 # the logger "riverbeam": the pipeline logs through its children (logging.getLogger(__name__)), so keys
 # appended here show in the pipeline's lines too
@@ -78,21 +76,8 @@ def management_api() -> ApiGatewayManagementApiClient:
 
 @functools.cache
 def events_client() -> EventBridgeClient:
-    """Made by the first approval event a container puts (EVENT_BUS_NAME set), not before."""
+    """The events function's: the approval events are put on EVENT_BUS_NAME from the outbox (outbox.py)."""
     return boto3.client("events")
-
-
-@functools.cache
-def event_sink() -> EventBridgeSink:
-    """The bus's sink, made by the first approval event a container puts: a read or a WebSocket connect,
-    which put none, never import it (nor the events' module)."""
-    from .bus import EventBridgeSink
-
-    return EventBridgeSink(settings().event_bus_name, events_client)
-
-
-def put_events(events: Sequence[ApprovalEvent]) -> None:
-    event_sink()(events)
 
 
 def _author(data_dir: str) -> ToolAgentRunner:
@@ -119,11 +104,11 @@ def beam() -> RiverBeam:
     store = DynamoBeamStore(
         boto3.client("dynamodb"), config.table_name, content_bucket=config.content_bucket or None
     )
+    # no event sink: the approval events each write keeps in its outbox are published from the table's
+    # stream by the events function, also when this function dies right after the write
     riverbeam = RiverBeam(
         store, frame_ttl_seconds=config.frame_ttl_seconds, request_lease_seconds=REQUEST_LEASE_SECONDS
     )
-    if config.event_bus_name:
-        riverbeam.set_event_sink(put_events)
     # the agents, agents.yaml and its parser are loaded by the first request that names an agent
     riverbeam.register_agents_on_first_use(functools.partial(register_agents, riverbeam, config))
     return riverbeam
@@ -131,6 +116,7 @@ def beam() -> RiverBeam:
 
 def prepare(
     *,
+    store: bool = True,
     agents: bool = False,
     models: bool = False,
     queue: bool = False,
@@ -138,9 +124,9 @@ def prepare(
     push: bool = False,
     tokens: bool = False,
 ) -> None:
-    """In Lambda, make at init what each request of the function uses: the RiverBeam (its DynamoDB client)
-    and, as asked, the agents, their models (a Bedrock model with its client), the SQS client, the approval
-    events' sink and client, the management API client (AWS's advice: clients outside the handler), the
+    """In Lambda, make at init what each request of the function uses: the RiverBeam (its DynamoDB client;
+    not without `store`) and, as asked, the agents, their models (a Bedrock model with its client), the SQS
+    client, the EventBridge client, the management API client (AWS's advice: clients outside the handler), the
     token check (AuthMode jwt). Made inside coldstart's pause of the collector they cost less than made by
     the first request, and are frozen with the rest of init. Elsewhere (tests, the local stack) nothing is
     made here: the first use makes each, as it always does. A failure is logged and left to the first
@@ -148,17 +134,16 @@ def prepare(
     if "AWS_LAMBDA_FUNCTION_NAME" not in os.environ:
         return
     try:
-        riverbeam = beam()
-        if agents:
+        riverbeam = beam() if store or agents or models else None
+        if agents and riverbeam is not None:
             riverbeam.load_agents()
-        if models:
+        if models and riverbeam is not None:
             for runner in riverbeam.agents().values():
                 # a runner's model and the model's client are made by their first use (a job) otherwise
                 getattr(getattr(runner, "model", None), "client", None)
         if queue:
             sqs()
         if events and settings().event_bus_name:
-            event_sink()
             events_client()
         if push:
             management_api()
@@ -204,5 +189,5 @@ def record_usage(usage: TokenUsage | None) -> None:
 
 def reset() -> None:
     """Forget what was created (tests change the environment between cases)."""
-    for cached in (settings, sqs, management_api, events_client, event_sink, beam, tracer):
+    for cached in (settings, sqs, management_api, events_client, beam, tracer):
         cached.cache_clear()

@@ -164,6 +164,7 @@ def _resolving_step(setup: Setup, request: ResumeRequest | dict[str, Any] | str,
             retries.resumed_before(req, current, answered, sha256, setup.clock())
         return expiry.lost_resolution(conflict, responses, ids, now)
 
+    decided = _decisions(resolved, now)
     opening = StepWrite(
         session=session,
         session_op="update",
@@ -176,6 +177,7 @@ def _resolving_step(setup: Setup, request: ResumeRequest | dict[str, Any] | str,
         tell_expired=told,
         frames=[started_frame(run, "resume")],
         frames_expire_at=setup.frames_expire_at(),
+        outbox=events.outbox(decided),
     )
     written = writes.commit(setup.store, opening, on_action=lost)
     step = Step(
@@ -189,13 +191,19 @@ def _resolving_step(setup: Setup, request: ResumeRequest | dict[str, Any] | str,
         resolved=resolved,
         frames_kept=0,
     )
-    _tell_decided(setup, step, resolved, now)
+    events.deliver(setup.events, decided)
+    _log_decided(step, resolved)
     return step
 
 
-def _tell_decided(setup: Setup, step: Step, resolved: list[Action], now: str) -> None:
-    """The decisions the opening write stored: an approval event each, and a log line."""
-    events.publish(setup.events, events.DECIDED, [a.model_copy(update={"updated_at": now}) for a in resolved])
+def _decisions(resolved: list[Action], now: str) -> list[events.ApprovalEvent]:
+    """The decisions as the opening write stores them (updated now), to be told in that write."""
+    stored = [a.model_copy(update={"updated_at": now}) for a in resolved]
+    return events.approval_events(events.DECIDED, stored)
+
+
+def _log_decided(step: Step, resolved: list[Action]) -> None:
+    """The decisions the opening write stored: a log line each."""
     for action in resolved:
         assert action.response is not None
         extra = {"action_id": action.action_id, "tool": action.tool, "response": action.response.status}

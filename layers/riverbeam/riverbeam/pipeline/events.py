@@ -1,10 +1,14 @@
-"""Approval events for other channels (issue 13): each action asked for, decided and expired is handed to
-the RiverBeam's event sink as an ApprovalEvent, after the write that made it so has committed (never for
-a write that lost its condition). The AWS runtime's sink puts them on an EventBridge bus (source
-`riverbeam`); here they are plain data, and a sink that fails is logged and never fails the step.
+"""Approval events for other channels: each action asked for, decided and expired is an ApprovalEvent with a
+stable id, written to the store's outbox in the same atomic write as the step that made it so (the run's
+closing write, the resume's resolution, the expiry's conditional write): a write that commits has its
+events, one that loses its condition has none.
 
-Delivery is at most once: a process that dies between the commit and the put loses the event, and a
-put EventBridge refuses is logged, not retried. The records stay the truth (GET /actions/{id}).
+They leave the outbox two ways. A deployment publishes them from the table's DynamoDB stream (the events
+function, riverbeam/aws/outbox.py): at least once, also when the function that wrote them died right after
+its write. In process, the RiverBeam's event sink is handed the events of each write after it commits (at
+most once: a sink that fails is logged and never fails the step; the outbox still holds them). Either way
+an event keeps its id, `evt_<action_id>_<requested|decided|expired>`, in `detail["id"]`: a consumer
+dedupes on it.
 
     detail-type          when                                          detail (besides the action's audit)
     Approval Requested   a run closed asking for the action (pending)  -
@@ -21,7 +25,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Literal, NamedTuple
 
-from beam_store import Action
+from beam_store import Action, OutboxEvent
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +35,8 @@ DECIDED: Final = "Approval Decided"
 EXPIRED: Final = "Approval Expired"
 DetailType = Literal["Approval Requested", "Approval Decided", "Approval Expired"]
 ExpiredBy = Literal["sweep", "resume", "run"]
+# the id's last part: an action is asked for, decided and expired at most once each
+KINDS: Final = {REQUESTED: "requested", DECIDED: "decided", EXPIRED: "expired"}
 # the detail's version: a field is only ever added to it
 DETAIL_VERSION = 1
 # args larger than this (bytes of compact JSON) are left out of an event (`args_omitted`: true; read the
@@ -46,6 +52,11 @@ class ApprovalEvent(NamedTuple):
     detail: dict[str, Any]
     source: str = SOURCE
 
+    @property
+    def id(self) -> str:
+        """The event's stable id (the same on every delivery)."""
+        return str(self.detail["id"])
+
 
 EventSink = Callable[[Sequence[ApprovalEvent]], None]
 
@@ -55,6 +66,10 @@ class EventLog(list[ApprovalEvent]):
 
     def __call__(self, events: Sequence[ApprovalEvent]) -> None:
         self.extend(events)
+
+
+def event_id(action_id: str, detail_type: DetailType) -> str:
+    return f"evt_{action_id}_{KINDS[detail_type]}"
 
 
 def _bounded_args(name: str, args: dict[str, Any] | None) -> dict[str, Any]:
@@ -88,8 +103,10 @@ def _decision(action: Action) -> dict[str, Any]:
 
 
 def detail(action: Action, detail_type: DetailType, **extra: Any) -> dict[str, Any]:
-    """The event's detail: the action's audit fields (its args only where small), and what happened."""
+    """The event's detail: its id, the action's audit fields (its args only where small), and what
+    happened."""
     found = {
+        "id": event_id(action.action_id, detail_type),
         "version": DETAIL_VERSION,
         "action_id": action.action_id,
         "kind": action.kind,
@@ -113,12 +130,32 @@ def detail(action: Action, detail_type: DetailType, **extra: Any) -> dict[str, A
     return found | extra
 
 
-def publish(sink: EventSink | None, detail_type: DetailType, actions: Sequence[Action], **extra: Any) -> None:
-    """Hand the sink one event per action; whatever fails is logged, never raised (the write that the
-    events tell of has committed: the step goes on)."""
-    if sink is None or not actions:
+def approval_events(detail_type: DetailType, actions: Sequence[Action], **extra: Any) -> list[ApprovalEvent]:
+    """One event per action, as the write that tells of them stores the actions."""
+    return [ApprovalEvent(detail_type, detail(a, detail_type, **extra)) for a in actions]
+
+
+def outbox(events: Sequence[ApprovalEvent]) -> list[OutboxEvent]:
+    """The events as the store's outbox keeps them."""
+    return [OutboxEvent(e.id, e.source, e.detail_type, e.detail) for e in events]
+
+
+def expiry_outbox(expired_by: ExpiredBy) -> Callable[[Action], list[OutboxEvent]]:
+    """What an expiry's write keeps in the outbox (store.expire_action's `outbox`), from the action it
+    expires."""
+
+    def events_of(expired: Action) -> list[OutboxEvent]:
+        return outbox(approval_events(EXPIRED, [expired], expired_by=expired_by))
+
+    return events_of
+
+
+def deliver(sink: EventSink | None, events: Sequence[ApprovalEvent]) -> None:
+    """Hand the sink the events of a write that committed; whatever fails is logged, never raised (the
+    write has committed: the step goes on, and the outbox keeps the events)."""
+    if sink is None or not events:
         return
     try:
-        sink([ApprovalEvent(detail_type, detail(a, detail_type, **extra)) for a in actions])
+        sink(list(events))
     except Exception:
-        logger.exception("approval events were not published", extra={"detail_type": detail_type})
+        logger.exception("approval events were not delivered", extra={"detail_type": events[0].detail_type})

@@ -143,14 +143,16 @@ def _close(
     kept = taken + [f.model_dump(mode="json") for f in closing] if recorder is not None else []
     expires_at = _kept_until(setup, recorder, result)
     try:
-        opened = writes.close(setup.store, step, result, failure, frames=kept, frames_expire_at=expires_at)
+        requested = writes.close(
+            setup.store, step, result, failure, frames=kept, frames_expire_at=expires_at, waiting=waiting
+        )
     except Exception:
         if recorder is not None:  # not stored after all: written with the frames that follow
             recorder.put_back(taken)
         raise
     if recorder is not None:
         recorder.stored_through(closing[-1].frame_seq)
-    events.publish(setup.events, events.REQUESTED, [a for a in opened if a.action_id not in waiting])
+    events.deliver(setup.events, requested)
     emitter.send_stamped(closing)
     return final
 

@@ -2,8 +2,9 @@
 interaction's next run touches them, each by one conditional write on the action (pending and past its
 time), so a resolution racing it (conditional on the opposite) has exactly one outcome; and told to the
 agent by the interaction's next run, once (a tool message with status error and BEM-070). The sweep
-(sweep.py) expires the overdue actions nobody touches; an expiry is an approval event (events.py), and
-an interaction that waits on nothing any more is closed (`settle`)."""
+(sweep.py) expires the overdue actions nobody touches; an expiry is an approval event (events.py), kept in
+the outbox by the expiry's own write, and an interaction that waits on nothing any more is closed
+(`settle`)."""
 
 from __future__ import annotations
 
@@ -30,13 +31,13 @@ def settle_refusal(
     for action_id, action in found.items():
         if action is None or not overdue(action, now):
             continue
-        after, expired_now = setup.store.expire_action(action_id, now)
+        after, expired_now = setup.store.expire_action(action_id, now, outbox=events.expiry_outbox("resume"))
         if expired_now and after is not None:
             expired.append(after)
         elif after is not None and after.status != "expired":
             answer = checks.action_refusal(action_id, after, interaction_id, session_id, user_id) or refusal
             break
-    events.publish(setup.events, events.EXPIRED, expired, expired_by="resume")
+    events.deliver(setup.events, events.approval_events(events.EXPIRED, expired, expired_by="resume"))
     for action in expired[:1]:  # nothing may wait on the interaction now (the sweep's rule)
         settle(setup, action.interaction_id, {a.action_id for a in expired}, now)
     return answer
@@ -95,13 +96,15 @@ def untold(
     expired_now: list[Action] = []
     for action in actions:
         if overdue(action, clock_now):
-            after, expired_here = setup.store.expire_action(action.action_id, clock_now)
+            after, expired_here = setup.store.expire_action(
+                action.action_id, clock_now, outbox=events.expiry_outbox("run")
+            )
             if expired_here and after is not None:
                 expired_now.append(after)
             action = after or action
         if action.status == "expired" and action.resolved_run_id is None:
             expired.append(action)
-    events.publish(setup.events, events.EXPIRED, expired_now, expired_by="run")
+    events.deliver(setup.events, events.approval_events(events.EXPIRED, expired_now, expired_by="run"))
     return expired, [checks.expiry_message(a, run_id, now) for a in expired]
 
 

@@ -3,7 +3,8 @@ interaction's next run expires them lazily too), in pages of the store's overdue
 
 For each action it expires (the same conditional write as the lazy path, so a resume racing it has
 exactly one outcome), in this order:
-  1. an `Approval Expired` event (expired_by `sweep`);
+  1. an `Approval Expired` event (expired_by `sweep`), kept in the outbox by the expiry's own write and
+     handed to the RiverBeam's event sink, if any;
   2. its interaction, where it now waits on nothing, is closed `completed` (expiry.settle); the agent
      is told by the interaction's next run, as for a lazy expiry;
   3. an `action_expired` frame to the session's subscribers, and kept with the frames of the run that
@@ -58,6 +59,7 @@ def _expire_overdue(setup: Setup, now: str, limit: int) -> list[Action]:
     expired: list[Action] = []
     after: str | None = None
     seen = 0
+    told = events.expiry_outbox("sweep")
     while seen < limit:
         try:
             page = setup.store.list_overdue_actions(now, after=after, limit=min(SWEEP_PAGE, limit - seen))
@@ -66,7 +68,7 @@ def _expire_overdue(setup: Setup, now: str, limit: int) -> list[Action]:
             break
         for listed in page:
             try:
-                current, expired_here = setup.store.expire_action(listed.action_id, now)
+                current, expired_here = setup.store.expire_action(listed.action_id, now, outbox=told)
             except Exception:
                 logger.exception("an action was not expired", extra={"action_id": listed.action_id})
                 continue
@@ -141,7 +143,7 @@ def sweep(setup: Setup, on_frame: FrameSink | None, limit: int = DEFAULT_SWEEP_L
     """Expire what is overdue now (by the setup's clock); returns the actions this sweep expired."""
     now = setup.now()
     expired = _expire_overdue(setup, now, limit)
-    events.publish(setup.events, events.EXPIRED, expired, expired_by="sweep")
+    events.deliver(setup.events, events.approval_events(events.EXPIRED, expired, expired_by="sweep"))
     by_interaction: dict[str, set[str]] = defaultdict(set)
     for action in expired:
         by_interaction[action.interaction_id].add(action.action_id)

@@ -2,16 +2,18 @@
 mapping from a store's refusal to the contract's codes.
 
     open     session create|update, interaction create|acquire, run create, the input and resolution
-             messages, the resolved actions (each still pending: exactly one resume wins)
+             messages, the resolved actions (each still pending: exactly one resume wins) and their
+             approval events
     close    run close (still running), interaction release, the agent's messages, the actions it asks
-             for, the outcomes of the tools it ran, the last frames, the session's last_active_at
+             for (with their approval events), the outcomes of the tools it ran, the last frames, the
+             session's last_active_at
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from beam_store import (
@@ -46,6 +48,8 @@ from beam_store.records import ContentPart
 
 from ..errors import BeamError
 from ..models import AgentResult, NewMessage
+from . import events
+from .events import ApprovalEvent
 from .step import Step
 
 logger = logging.getLogger(__name__)
@@ -188,10 +192,12 @@ def close(
     *,
     frames: list[dict[str, Any]] | None = None,
     frames_expire_at: int = 0,
-) -> list[Action]:
+    waiting: Collection[str] = (),
+) -> list[ApprovalEvent]:
     """The step's closing write: the run ends `interrupted`, `completed` or (with `failure`) `failed`.
-    Only a run that ended well opens actions (returned, once written); what its tools did is kept
-    whatever the end."""
+    Only a run that ended well opens actions; each is an `Approval Requested` event in the same write
+    (but those `waiting`, asked for by an earlier run), returned once written. What its tools did is
+    kept whatever the end."""
     now = utc_now()
     if failure is not None:
         run_status, interaction_status = "failed", "failed"
@@ -211,6 +217,7 @@ def close(
     )
     outcomes = _ran(step, result)
     opened = _asked(step, result, now) if failure is None else []
+    requested = events.approval_events(events.REQUESTED, [a for a in opened if a.action_id not in waiting])
     commit(
         store,
         StepWrite(
@@ -226,10 +233,11 @@ def close(
             touch_last_active=True,
             frames=frames or [],
             frames_expire_at=frames_expire_at,
+            outbox=events.outbox(requested),
         ),
     )
     step.run = closed
-    return opened
+    return requested
 
 
 @functools.cache

@@ -1,0 +1,21 @@
+"""The approval events' publisher: fed by the table's DynamoDB stream (the outbox items each write
+inserted), it puts their events on the EventBridge bus; reports partial batch failures."""
+
+from typing import Any
+
+from riverbeam.aws.coldstart import init_without_gc
+
+# the function's init, with the garbage collector paused and what it made frozen (coldstart says why)
+with init_without_gc():
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+    from riverbeam.aws import runtime
+    from riverbeam.aws.entry import lambda_entry
+    from riverbeam.aws.publisher import handle_stream
+
+    # made at init in Lambda (runtime.prepare says why): every batch puts events, and reads no record
+    runtime.prepare(store=False, events=True)
+
+
+@lambda_entry(correlation_id_path=None)
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return handle_stream(event, context)
