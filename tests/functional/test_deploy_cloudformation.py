@@ -283,7 +283,7 @@ def test_exactly_the_functions_that_write_or_read_content_may_put_or_get_it(
                     granted.setdefault(action, set()).add(role.removesuffix("FunctionRole"))
     writers = {"Invoke", "Resume", "Worker"}  # the steps' writes (a resume resolves actions)
     assert granted == {"s3:PutObject": writers, "s3:GetObject": writers | {"Records", "Sweep"}}
-    for name, function in _resources(template, "AWS::Lambda::Function").items():
+    for name in _resources(template, "AWS::Lambda::Function"):
         variables = _configuration(stack, name)["Environment"]["Variables"]
         if name.removesuffix("Function") in granted["s3:GetObject"]:
             assert variables["CONTENT_BUCKET"] == stack.physical["ContentBucket"], name
