@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import re
 import signal
 import sys
 import termios
@@ -28,6 +29,13 @@ from .view import View, compact
 
 PROMPT = "you      > "
 QUIT = {"/quit", "/exit"}
+# the chat's own commands, answered by the chat and never sent to the agent
+COMMANDS = {
+    "/help": "this list",
+    "/quit": "leave (also /exit, Ctrl-D, or Ctrl-C on an empty line)",
+}
+# a line that is one word after a slash is a command (a path such as /etc/hosts is a message)
+COMMAND_WORD = re.compile(r"/[A-Za-z][\w-]*")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -120,10 +128,23 @@ class Chat:
                     return 0
                 if text in QUIT:
                     return 0
-                if text:
-                    await self.turn(text)
+                if COMMAND_WORD.fullmatch(text):
+                    self.command(text)
+                elif text:
+                    await self.turn(text.removeprefix("/") if text.startswith("//") else text)
         finally:
             await self.subscription.close()
+
+    def command(self, word: str) -> None:
+        """One of the chat's own commands, answered here: nothing is sent to the agent."""
+        if word == "/help":
+            for name, text in COMMANDS.items():
+                self.view.line("help", f"{name:<6} {text}")
+            self.view.line("help", "Any other line is sent to the agent (start it with // to send one /).")
+        else:
+            self.view.line(
+                "note", f"{word} is not a command of the chat (/help lists them); nothing was sent"
+            )
 
     async def turn(self, text: str) -> None:
         """One line typed: invoke, show the run, and answer its approvals until the agent is done. Ctrl-C
@@ -161,10 +182,13 @@ class Chat:
     async def _frames(self, run_id: str) -> Json:
         """The run's frames as they come; its Result."""
         result: Json = {}
-        async for frame in self.subscription.follow(run_id):
-            self.view.frame(frame, self.agent)
-            if frame["type"] == "done":
-                result = frame.get("result") or {}
+        try:
+            async for frame in self.subscription.follow(run_id):
+                self.view.frame(frame, self.agent)
+                if frame["type"] == "done":
+                    result = frame.get("result") or {}
+        finally:
+            self.view.settle()
         return result
 
     async def answer(self, actions: list[Json]) -> list[Json] | None:

@@ -26,6 +26,8 @@ STYLES = {
     "warning": "bold red",
 }
 SHORT_TEXT = 60
+# a tool's error is its one line: long enough for a remote's own words after the code's
+ERROR_TEXT = 300
 
 
 def compact(value: Any) -> str:
@@ -45,12 +47,18 @@ def _short(value: Any) -> str:
     return visible(first if len(first) <= SHORT_TEXT and first == value else first[: SHORT_TEXT - 3] + "...")
 
 
+def _error_text(message: Any) -> str:
+    """An error's message on one line (its lines joined by escaped newlines), cut, then escaped."""
+    text = str(message)
+    return visible(text if len(text) <= ERROR_TEXT else text[: ERROR_TEXT - 3] + "...")
+
+
 def outcome_summary(frame: Json) -> str:
     """A tool_result in a few words: `ok ref=docs/update commit=1a2b3c4`, `error BEM-330 ...`."""
     status = str(frame.get("status"))
     error = frame.get("error")
     if isinstance(error, dict):
-        return f"{status} {error.get('code', '')} {_short(error.get('message', ''))}".rstrip()
+        return f"{status} {error.get('code', '')} {_error_text(error.get('message', ''))}".rstrip()
     output = frame.get("output")
     if isinstance(output, dict):
         scalars = {k: v for k, v in output.items() if not isinstance(v, dict | list) and k != "summary"}
@@ -64,9 +72,13 @@ class View:
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(highlight=False, soft_wrap=True)
         self._speaking: str | None = None  # the agent whose text is streaming on the current line
+        # a tool's failure comes as an `error` frame, then its `tool_result`: the error is held, and shown
+        # only if anything but that tool_result follows
+        self._held_error: Json | None = None
 
     def line(self, label: str, text: str, sigil: str = "") -> None:
         """One line: `text` with every hidden character escaped, its newlines too."""
+        self._show_held_error()
         self.end_text()
         self.console.print(self._label(label, sigil), Text(visible(text)), sep="")
 
@@ -88,18 +100,41 @@ class View:
             self.console.print()
             self._speaking = None
 
+    def settle(self) -> None:
+        """The run's frames have ended: show what is held, end the streaming line."""
+        self._show_held_error()
+        self.end_text()
+
+    def _show_held_error(self) -> None:
+        held, self._held_error = self._held_error, None
+        if held is not None:
+            self.line("error", f"{held.get('code')} {held.get('message')}")
+
+    def _reports(self, frame: Json) -> bool:
+        """Whether `frame` is the tool_result of the held error: the same failure, said once."""
+        error = frame.get("error")
+        return (
+            self._held_error is not None
+            and frame.get("type") == "tool_result"
+            and isinstance(error, dict)
+            and error.get("code") == self._held_error.get("code")
+        )
+
     def frame(self, frame: Json, agent: str) -> None:
         kind = frame.get("type")
-        if kind == "text_delta":
+        if self._reports(frame):
+            self._held_error = None
+        self._show_held_error()
+        if kind == "error":
+            self._held_error = frame
+        elif kind == "text_delta":
             self.text(agent, str(frame.get("text", "")))
         elif kind == "tool_call":
             call = f"{frame.get('name')} {compact(frame.get('args', {}))}"
             self.line("tool", call + (" needs approval" if frame.get("confirm_required") else ""))
         elif kind == "tool_result":
             self.line("result", f"{frame.get('name')} {outcome_summary(frame)}")
-        elif kind == "error":
-            self.line("error", f"{frame.get('code')} {frame.get('message')}")
         elif kind == "action_expired":  # the sweep's, after the run's done
             self.line("expired", f"{frame.get('tool')} was not answered in time ({frame.get('action_id')})")
         elif kind == "done":
-            self.end_text()
+            self.settle()

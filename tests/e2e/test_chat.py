@@ -276,3 +276,44 @@ def test_a_stack_that_is_not_there_is_one_line_and_exit_1() -> None:
     assert term.exitstatus == 1
     out = re.sub(ANSI, "", term.before or "").strip()  # prompt_toolkit resets the cursor on its way out
     assert out.startswith("riverbeam chat: cannot reach ws://127.0.0.1:") and "\n" not in out, out
+
+
+def test_help_and_unknown_commands_are_answered_by_the_chat(dev: DevProcess, chat: Chat) -> None:
+    chat.say("/help")
+    chat.see("help     /help  this list")
+    chat.see("help     /quit  leave")
+    chat.expect(PROMPT)
+    chat.say("/frobnicate")
+    chat.see("note     /frobnicate is not a command of the chat (/help lists them); nothing was sent")
+    chat.expect(PROMPT)
+    chat.say("Push docs/update")  # the chat still talks to the agent
+    chat.question("git_push", '{"ref": "docs/update"}')
+    chat.say("n")
+    chat.say("")
+    chat.see("rejected git_push")
+    chat.expect(PROMPT)
+    texts = [part.get("text") for m in chat.messages() for part in m["content"] if part.get("text")]
+    assert "Push docs/update" in texts
+    assert not any("/help" in text or "/frobnicate" in text for text in texts), texts
+    assert chat.leave() == 0
+
+
+def test_a_push_the_remote_rejects_is_shown_once(dev: DevProcess, chat: Chat) -> None:
+    hook = dev.data_dir / "remote.git" / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'no pushes today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    try:
+        chat.say("Push docs/update")
+        chat.question("git_push", '{"ref": "docs/update"}')
+        chat.say("y")
+        chat.see("approved git_push")
+        chat.expect(PROMPT)
+    finally:
+        hook.unlink()
+    shown = re.sub(ANSI, "", chat.term.before or "")
+    lines = [line.strip() for line in shown.splitlines() if line.strip()]
+    failure = "git_push error BEM-330 push of docs/update to origin rejected: remote: no pushes today"
+    assert [line for line in lines if "BEM-330" in line] == [next(x for x in lines if failure in x)], lines
+    assert not any(line.startswith("error    BEM") for line in lines), lines
+    assert any(line.startswith("author   : ") and "no pushes today" in line for line in lines), lines
+    assert chat.leave() == 0

@@ -142,6 +142,7 @@ def test_a_tool_call_result_and_error_are_escaped() -> None:
             "error": {"code": "BEM-330", "message": "rejected: remote: \x1b]0;x\x07\u202e"},
         },
         {"type": "error", "code": "BEM-500", "message": "a\x9bb"},
+        {"type": "done"},
     )
     assert not any(is_hidden(c) for c in text if c != "\n")
     assert text.splitlines() == [

@@ -28,3 +28,53 @@ def test_text_then_a_tool_call_then_a_frame_of_a_kind_it_does_not_know() -> None
         {"type": "something_new", "frame_seq": 9},
     )
     assert text == 'author   : I will push.\ntool     git_push {"ref": "main"} needs approval\n'
+
+
+def test_a_failed_push_is_shown_once_with_the_remotes_words() -> None:
+    # the runner sends a tool's failure as an error frame, then the tool_result that carries it
+    message = (
+        "push of docs/update to origin rejected: remote: no pushes today\nerror: failed to push some refs"
+    )
+    text = shown(
+        {"type": "error", "code": "BEM-330", "message": message},
+        {
+            "type": "tool_result",
+            "name": "git_push",
+            "status": "error",
+            "error": {"code": "BEM-330", "message": message},
+        },
+        {"type": "text_delta", "text": "The push failed."},
+        {"type": "done"},
+    )
+    assert text.splitlines() == [
+        "result   git_push error BEM-330 push of docs/update to origin rejected: remote: no pushes today"
+        "\\nerror: failed to push some refs",
+        "author   : The push failed.",
+    ]
+
+
+def test_a_runs_failure_is_shown_before_it_ends() -> None:
+    text = shown({"type": "error", "code": "BEM-500", "message": "the agent failed"}, {"type": "done"})
+    assert text == "error    BEM-500 the agent failed\n"
+
+
+def test_an_error_of_another_failure_than_the_next_result_is_shown_too() -> None:
+    text = shown(
+        {"type": "error", "code": "BEM-345", "message": "the model is busy"},
+        {
+            "type": "tool_result",
+            "name": "git_push",
+            "status": "error",
+            "error": {"code": "BEM-330", "message": "no"},
+        },
+        {"type": "done"},
+    )
+    assert text.splitlines() == ["error    BEM-345 the model is busy", "result   git_push error BEM-330 no"]
+
+
+def test_a_long_error_is_one_line_cut() -> None:
+    error = {"code": "BEM-330", "message": "x" * 1000}
+    (line,) = shown(
+        {"type": "tool_result", "name": "git_push", "status": "error", "error": error}
+    ).splitlines()
+    assert line == "result   git_push error BEM-330 " + "x" * 297 + "..."
