@@ -5,7 +5,7 @@
 the Lambda runtime has (with what only they need: urllib3, python-dateutil, s3transfer...); agents.yaml at
 TARGET as agents.json: the same document, read by PyYAML here once, so that no cold start imports PyYAML
 (~40 ms of CPU) to read it (json is imported by botocore anyway). A file that is not YAML fails the build.
---layer tokens: the dependencies of layers/tokens/requirements.txt (`cryptography`), for the one
+--layer tokens: the dependencies of layers/tokens/requirements.txt (PyJWT, `cryptography`), for the one
 function that verifies tokens ($connect); every other function goes without them.
 
 sam build runs this through each layer's Makefile (layers/<name>/Makefile) with TARGET=$(ARTIFACTS_DIR).

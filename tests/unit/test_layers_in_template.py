@@ -10,9 +10,8 @@ from pathlib import Path
 
 from tests.support.lambda_stack import ROOT, resources_of, template
 
-# what the tokens layer carries (riverbeam.aws.tokens verifies on cryptography alone), and what it no
-# longer does: PyJWT, whose imports cost $connect's cold start about 61 ms
-TOKEN_DISTRIBUTIONS = {"cryptography"}
+# what the tokens layer carries: riverbeam.aws.tokens verifies a token with PyJWT, on cryptography
+TOKEN_DISTRIBUTIONS = {"pyjwt", "cryptography"}
 
 
 def names(requirements: Path) -> set[str]:
@@ -40,7 +39,7 @@ def test_each_layer_is_built_by_its_makefile_from_its_requirements() -> None:
         makefile = (folder / "Makefile").read_text()
         assert f"build-{name}:" in makefile and "scripts/build_layer.py" in makefile
         assert (folder / "requirements.txt").is_file()
-    assert not names(ROOT / "layers" / "riverbeam" / "requirements.txt") & (TOKEN_DISTRIBUTIONS | {"pyjwt"})
+    assert not names(ROOT / "layers" / "riverbeam" / "requirements.txt") & TOKEN_DISTRIBUTIONS
     assert names(ROOT / "layers" / "tokens" / "requirements.txt") == TOKEN_DISTRIBUTIONS
 
 
@@ -49,7 +48,5 @@ def test_the_project_installs_what_both_layers_carry() -> None:
     installed = {re.split(r"[\[<>=!~; ]", d, maxsplit=1)[0].lower() for d in project}
     for folder in ("riverbeam", "tokens"):
         assert names(ROOT / "layers" / folder / "requirements.txt") <= installed, folder
-    # PyJWT only mints the tests' tokens: a dev dependency, never the runtime's
-    assert "pyjwt" not in installed
-    dev = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["dev"]
-    assert any(d.replace(" ", "").startswith("pyjwt[crypto]") for d in dev)
+    # PyJWT verifies RS* and ES* tokens only with its [crypto] extra
+    assert any(d.replace(" ", "").startswith("pyjwt[crypto]") for d in project)

@@ -1,19 +1,23 @@
-"""riverbeam.aws.tokens, the $connect token verifier, attacked: every forgery, malformation and claim a token
-can carry is refused with its exact reason, and the tokens PyJWT mints (an independent implementation: the
-oracle) verify. No network (the key sets are given), no clock (`now` is a parameter)."""
+"""riverbeam.aws.tokens, the $connect token check (PyJWT, with the key's algorithms pinned and a strict form
+checked first), attacked: every forgery, malformation and claim a token can carry is refused with its exact
+reason, in our words, and the tokens PyJWT mints verify. No network (the key sets are given), no clock of the
+machine's: PyJWT's is set to the instant each check names."""
 
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
 import hmac
 import json
+import os
 import random
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import jwt
 import pytest
@@ -83,9 +87,22 @@ def es_raw(key: ec.EllipticCurvePrivateKey, digest: hashes.HashAlgorithm, data: 
 RS256_HEADER = {"alg": "RS256", "typ": "JWT", "kid": "k1"}
 
 
+def at(now: float) -> type[datetime.datetime]:
+    """A datetime whose now() is `now`: PyJWT reads its clock as datetime.now(tz=timezone.utc)."""
+
+    class Clock(datetime.datetime):
+        @classmethod
+        def now(cls, tz: datetime.tzinfo | None = None) -> datetime.datetime:
+            return datetime.datetime.fromtimestamp(now, tz)
+
+    return Clock
+
+
 def verify(token: str, jwk: dict[str, Any] | None = None, now: float = NOW) -> dict[str, Any]:
+    """tokens.verify, PyJWT's clock at `now` (the tokens' times are NOW's, weeks ahead of the machine's)."""
     key = tokens.public_key(jwk if jwk is not None else public_jwk(RSA_KEY))
-    return tokens.verify(tokens.parse(token), key, ISSUER, now)
+    with mock.patch.object(jwt.api_jwt, "datetime", at(now)):
+        return tokens.verify(tokens.parse(token), key, ISSUER)
 
 
 def refusal(token: str, jwk: dict[str, Any] | None = None, now: float = NOW) -> str:
@@ -298,9 +315,11 @@ def test_expiry_and_not_before_hold_with_no_leeway() -> None:
     assert refusal(token, now=NOW + 600) == tokens.EXPIRED  # exactly at exp
     assert refusal(token, now=NOW + 6000) == tokens.EXPIRED
     assert refusal(mint(exp=NOW - 1)) == tokens.EXPIRED
-    # issued in the future: not valid yet, as PyJWT had it
+    # issued in the future: not valid yet
     assert refusal(mint(iat=NOW + 5)) == tokens.NOT_YET
-    assert verify(mint(exp=NOW + 0.5, nbf=NOW - 0.5))["sub"] == "u1"
+    # PyJWT reads a time in whole seconds (int()): an exp half a second ahead has come, not the one after
+    assert verify(mint(exp=NOW + 1.5, nbf=NOW - 0.5))["sub"] == "u1"
+    assert refusal(mint(exp=NOW + 0.5)) == tokens.EXPIRED
 
 
 @pytest.mark.parametrize("name", tokens.REQUIRED)
@@ -346,15 +365,26 @@ def test_a_key_set_keeps_the_signing_keys_it_can_verify_with() -> None:
             {**public_jwk(EC_KEYS["P-256"], kid="short"), "x": b64(b"\1" * 31)},
             {**public_jwk(EC_KEYS["P-256"], kid="off-curve"), "y": b64(b"\1" * 32)},
             {**public_jwk(EC_KEYS["P-256"], kid="secp256k1"), "crv": "secp256k1"},
-            {**public_jwk(RSA_KEY, kid="padded"), "n": public_jwk(RSA_KEY)["n"] + "=="},
             {**public_jwk(RSA_KEY, kid="even-e"), "e": b64(b"\1\0")},
             {"kty": "RSA", "kid": "no-n", "e": "AQAB"},
+            {**public_jwk(RSA_KEY, kid="n-no-string"), "n": 12345},
+            # a private key published by mistake is not used (PyJWK reads one as a private key)
+            {**jwt.algorithms.RSAAlgorithm.to_jwk(RSA_KEY, as_dict=True), "kid": "private"},
             "not a key",
             ["not", "a", "key"],
         )
     )
     assert set(found) == {"rsa", "ec"}
     assert found["ec"].algorithms == ("ES512",)
+    assert found["rsa"].algorithms == ("RS256", "RS384", "RS512")
+
+
+def test_a_padded_member_of_the_issuers_own_key_reads_as_the_same_key() -> None:
+    """PyJWK takes `=` padding in a JWK's members. The key set is the issuer's (fetched from the URL the
+    deployment names over HTTPS), not the token sender's: the key it reads is the same key, no other."""
+    padded = {**public_jwk(RSA_KEY), "n": public_jwk(RSA_KEY)["n"] + "=="}
+    assert tokens.public_key(padded).key.public_numbers() == RSA_KEY.public_key().public_numbers()
+    assert verify(mint(), padded) == claims()
 
 
 @pytest.mark.parametrize("body", [b"{}", b'{"keys": {}}', b"[]", b"<html>", b'{"keys": [], "keys": []}'])
@@ -485,19 +515,55 @@ def test_every_mutation_of_a_valid_token_is_refused_with_bem_030() -> None:
         }, (mutated, message)
 
 
-def test_an_rs256_token_is_verified_without_the_ec_module_or_pyjwt() -> None:
-    """The cold start's point: an RSA issuer's token imports neither EC (12 ms) nor anything of PyJWT."""
-    layer = Path(tokens.__file__).parents[2]
-    probe = f"""
-import sys, json
-sys.path.insert(0, {str(layer)!r})
-from riverbeam.aws import tokens
-key = tokens.key_set({key_set(public_jwk(RSA_KEY, kid="k1")).decode()!r}.encode())["k1"]
-print(tokens.verify(tokens.parse({mint()!r}), key, {ISSUER!r}, {NOW})["sub"])
-print(json.dumps(sorted(m for m in sys.modules if m.endswith(".ec") or m.split(".")[0] == "jwt")))
+# loads each function's app.py by its file, as Lambda does (init included), the connections function last,
+# and tells which of them imported PyJWT or cryptography
+IMPORT_PROBE = """
+import importlib.util, json, sys
+from riverbeam.aws import runtime
+seen = {}
+for name in sys.argv[1:]:
+    runtime.reset()  # one process stands for every function's container
+    spec = importlib.util.spec_from_file_location(f"app_{name}", f"functions/{name}/app.py")
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    seen[name] = sorted({m.split(".")[0] for m in sys.modules} & {"jwt", "cryptography"})
+print("PROBE " + json.dumps(seen))
 """
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+
+
+def test_only_the_connections_function_imports_pyjwt() -> None:
+    """In Lambda with AuthMode jwt, the connections function imports PyJWT at init (its $connect checks a
+    token); no other function imports PyJWT or cryptography (their cold starts do without)."""
+    root = Path(__file__).resolve().parents[2]
+    others = sorted(
+        p.parent.name for p in (root / "functions").glob("*/app.py") if p.parent.name != "connections"
     )
-    sub, modules = done.stdout.splitlines()
-    assert sub == "u1" and json.loads(modules) == []
+    assert {"invoke", "resume", "records", "worker"} <= set(others)
+    env = {
+        "PATH": "",
+        "PYTHONPATH": os.pathsep.join(sys.path),
+        "AWS_LAMBDA_FUNCTION_NAME": "riverbeam-probe",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "probe",
+        "AWS_SECRET_ACCESS_KEY": "probe",
+        "TABLE_NAME": "riverbeam-probe",
+        "QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/riverbeam-probe.fifo",
+        "EVENT_BUS_NAME": "riverbeam-probe",
+        "WEBSOCKET_ENDPOINT": "https://example.execute-api.us-east-1.amazonaws.com/v1",
+        "RIVERBEAM_AGENTS_FILE": str(root / "agents.yaml"),
+        "RIVERBEAM_MODEL": "offline",
+        "AUTH_MODE": "jwt",
+        "JWT_ISSUER": ISSUER,
+        "JWT_AUDIENCE": AUDIENCE,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT_PROBE, *others, "connections"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    probed = [line for line in done.stdout.splitlines() if line.startswith("PROBE ")]
+    seen = json.loads(probed[-1].removeprefix("PROBE "))
+    assert seen == {**{name: [] for name in others}, "connections": ["cryptography", "jwt"]}

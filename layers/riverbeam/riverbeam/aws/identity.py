@@ -192,7 +192,7 @@ def verify_token(settings: Settings, token: str) -> AuthContext:
     caller's fault; a token that does not verify is 401 BEM-030."""
     if not settings.jwt_issuer:
         raise BeamError("BEM-030", "this deployment has no JWT issuer configured")
-    from . import tokens  # only $connect with AuthMode jwt needs it (and cryptography's 11 ms of imports)
+    from . import tokens  # only $connect with AuthMode jwt needs it (and PyJWT's imports)
 
     try:
         parsed = tokens.parse(token)
@@ -205,9 +205,9 @@ def verify_token(settings: Settings, token: str) -> AuthContext:
             raise BeamError("BEM-032") from None
         if key is None:
             raise BeamError("BEM-030", "the token is signed by a key the issuer does not have", field="token")
-        # the wall clock, as the token's times are: not the key cache's
-        claims = tokens.verify(parsed, key, settings.jwt_issuer, time.time())
-    except tokens.Refused as refused:  # its message is one of tokens' own words, never a library's
+        # PyJWT checks the token's times at the wall clock, not at the key cache's
+        claims = tokens.verify(parsed, key, settings.jwt_issuer)
+    except tokens.Refused as refused:  # its message is one of tokens' own words, never PyJWT's
         raise BeamError("BEM-030", str(refused), field="token") from None
     if settings.jwt_audience and not set(settings.jwt_audience) & _audiences(claims):
         raise BeamError("BEM-030", "the token is not for this audience", field="token")

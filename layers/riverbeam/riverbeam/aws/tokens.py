@@ -1,12 +1,16 @@
-"""JWS compact tokens (RFC 7515, 7519) verified against an issuer's JWK set (RFC 7517) on `cryptography`'s
-primitives alone. A $connect verifies one token at its cold start: PyJWT's imports cost it about 61 ms of
-CPU (its algorithms module imports X.509, EC and SSH serialization whatever the token), these about 11 ms.
+"""JWS compact tokens (RFC 7515, 7519) verified with PyJWT against an issuer's JWK set (RFC 7517).
 
-Only what an issuer's tokens need, nothing the token could steer: the key's type (and curve) decides the
-algorithms a token may use (RS256/384/512 for RSA, the one ES* of an EC key's curve; never `none` or HMAC,
-so no algorithm confusion), and a Refused's message is told to the caller, so it is always one of the
-constants below, never a library's words. Import it only where a token is verified: it imports
-`cryptography`, which only the tokens layer carries."""
+PyJWT checks the signature and the registered claims: exp, iss and sub required, exp, nbf and iat with no
+leeway, the issuer exactly, sub and jti strings. Around it, only what PyJWT leaves to its caller:
+- the algorithms a token may use are its key's, by the key's type and curve, never the token's choice:
+  RS256/384/512 for an RSA key (of 2048 bits at least), the one ES* of an EC key's curve; never `none` or
+  HMAC, so no algorithm confusion. PyJWK reads the keys;
+- before PyJWT reads a token: three segments of strict, canonical base64url (PyJWT takes `=` padding), and a
+  header that is a strict JSON object (see json_object) asking for no extension (`crit`, `b64`);
+- the payload is read as strictly, and its times must be JSON numbers (PyJWT takes "1700000000" and true);
+- a Refused's message is told to the caller, so it is always one of the constants below, never PyJWT's.
+Import it only where a token is verified: PyJWT and `cryptography` are in the tokens layer alone (which only
+the connections function has), and importing them costs a cold start tens of milliseconds."""
 
 from __future__ import annotations
 
@@ -14,17 +18,13 @@ import base64
 import functools
 import json
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import padding, rsa
+import jwt
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 if TYPE_CHECKING:
     import urllib.request
-
-    from cryptography.hazmat.primitives.asymmetric import ec
 
 # bounds checked before anything is decoded: API Gateway's query is smaller, an issuer's key set far smaller
 MAX_TOKEN_CHARS = 16 * 1024
@@ -41,19 +41,18 @@ ALGORITHM = "the token's algorithm is not accepted for its key"
 SIGNATURE = "the token's signature does not verify"
 REQUIRED = ("exp", "iss", "sub")
 
-# RFC 7518 3.3 (RSASSA-PKCS1-v1_5) and 3.4 (ECDSA): the hash of each algorithm
-_HASHES: dict[str, Callable[[], hashes.HashAlgorithm]] = {
-    "RS256": hashes.SHA256,
-    "RS384": hashes.SHA384,
-    "RS512": hashes.SHA512,
-    "ES256": hashes.SHA256,
-    "ES384": hashes.SHA384,
-    "ES512": hashes.SHA512,
-}
+# PyJWT's refusals (the first that matches, so subclasses first), in our words; any other is INVALID
+_REFUSALS: tuple[tuple[type[jwt.PyJWTError], str], ...] = (
+    (jwt.InvalidAlgorithmError, ALGORITHM),
+    (jwt.InvalidSignatureError, SIGNATURE),
+    (jwt.ExpiredSignatureError, EXPIRED),
+    (jwt.ImmatureSignatureError, NOT_YET),
+    (jwt.InvalidIssuerError, ANOTHER_ISSUER),
+)
 _RSA_ALGORITHMS = ("RS256", "RS384", "RS512")
-# an EC key's curve: the one algorithm it signs with, and the bytes of each coordinate (and of r and s)
-_CURVES = {"P-256": ("ES256", 32), "P-384": ("ES384", 48), "P-521": ("ES512", 66)}
-_BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
+# an EC key's curve: the one algorithm it signs with (RFC 7518 3.4)
+_EC_ALGORITHMS = {"P-256": "ES256", "P-384": "ES384", "P-521": "ES512"}
+_COMPACT = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+")
 
 
 class Refused(Exception):
@@ -61,12 +60,10 @@ class Refused(Exception):
 
 
 class Token(NamedTuple):
-    """A token's parts: its header read, its payload still bytes (read once the signature verifies)."""
+    """A token of strict form: its text, and its header read (not trusted before the signature verifies)."""
 
+    text: str
     header: dict[str, Any]
-    signing_input: bytes
-    payload: bytes
-    signature: bytes
 
 
 class PublicKey(NamedTuple):
@@ -77,10 +74,7 @@ class PublicKey(NamedTuple):
 
 
 def _b64decode(segment: str) -> bytes:
-    """Strict base64url without padding (RFC 7515 2): no other character, no `=`, and the canonical form
-    only (unused low bits zero), so that no two strings stand for one signature or header."""
-    if not _BASE64URL.fullmatch(segment):
-        raise ValueError("not base64url")
+    """Canonical base64url (unused low bits zero): no two strings stand for one header or signature."""
     raw = base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
     if base64.urlsafe_b64encode(raw).rstrip(b"=") != segment.encode("ascii"):
         raise ValueError("not canonical base64url")
@@ -88,7 +82,7 @@ def _b64decode(segment: str) -> bytes:
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # a member named twice is refused (RFC 7515 4): no reader may see another value than the one checked
+    # a member named twice is refused (RFC 7515 4): Python's json (PyJWT's) keeps the last one silently
     found = dict(pairs)
     if len(found) != len(pairs):
         raise ValueError("a member is named twice")
@@ -121,67 +115,41 @@ def json_object(raw: bytes) -> dict[str, Any]:
 
 
 def parse(token: str) -> Token:
-    """The token's parts (JWS compact: header.payload.signature); Refused(MALFORMED) for anything else, for
-    a header that is no JSON object, or one that asks for an extension (none is understood here)."""
-    if len(token) > MAX_TOKEN_CHARS:
-        raise Refused(MALFORMED)
-    parts = token.split(".")
-    if len(parts) != 3:
+    """The token, its form checked (JWS compact: header.payload.signature, strict base64url);
+    Refused(MALFORMED) for anything else, for a header that is no strict JSON object, or one that asks for
+    an extension."""
+    if len(token) > MAX_TOKEN_CHARS or not _COMPACT.fullmatch(token):
         raise Refused(MALFORMED)
     try:
-        header_raw, payload, signature = (_b64decode(part) for part in parts)
+        header_raw, _payload, _signature = (_b64decode(part) for part in token.split("."))
         header = json_object(header_raw)
     except (ValueError, RecursionError):
         raise Refused(MALFORMED) from None
     # `crit` names extensions a verifier must understand (RFC 7515 4.1.11); b64 false (RFC 7797) is one
     if "crit" in header or header.get("b64", True) is not True:
         raise Refused(MALFORMED)
-    return Token(header, f"{parts[0]}.{parts[1]}".encode("ascii"), payload, signature)
-
-
-def _member(jwk: dict[str, Any], name: str) -> bytes:
-    value = jwk.get(name)
-    if not isinstance(value, str):
-        raise ValueError(f"the JWK has no {name}")
-    return _b64decode(value)
-
-
-def _ec_key(jwk: dict[str, Any]) -> tuple[ec.EllipticCurvePublicKey, str]:
-    """An EC JWK's key (its point checked on its curve) and its curve's one algorithm."""
-    from cryptography.hazmat.primitives.asymmetric import ec  # 12 ms: only for an issuer with EC keys
-
-    crv = jwk.get("crv")
-    if not isinstance(crv, str) or crv not in _CURVES:
-        raise ValueError("the JWK's curve has no JOSE algorithm")
-    algorithm, size = _CURVES[crv]
-    x, y = _member(jwk, "x"), _member(jwk, "y")
-    if len(x) != size or len(y) != size:  # RFC 7518 6.2.1.2: the full length of the curve's coordinates
-        raise ValueError("the JWK's coordinates are not of its curve's length")
-    curves: dict[str, ec.EllipticCurve] = {
-        "P-256": ec.SECP256R1(),
-        "P-384": ec.SECP384R1(),
-        "P-521": ec.SECP521R1(),
-    }
-    numbers = ec.EllipticCurvePublicNumbers(int.from_bytes(x, "big"), int.from_bytes(y, "big"), curves[crv])
-    return numbers.public_key(), algorithm
+    return Token(token, header)
 
 
 def public_key(jwk: dict[str, Any]) -> PublicKey:
-    """A JWK's public key; ValueError for one no token is verified with here: another type (HMAC's `oct`
-    among them), an RSA key under MIN_RSA_BITS, a curve without a JOSE algorithm, a malformed member."""
-    kty = jwk.get("kty")
-    key: rsa.RSAPublicKey | ec.EllipticCurvePublicKey
+    """A JWK's public key (read by PyJWK); ValueError for one no token is verified with here: another type
+    (HMAC's `oct` among them), an RSA key under MIN_RSA_BITS, a curve without a JOSE algorithm, a private
+    key, a malformed member."""
+    kty, crv = jwk.get("kty"), jwk.get("crv")
     if kty == "RSA":
-        e, n = (int.from_bytes(_member(jwk, name), "big") for name in ("e", "n"))
-        key = rsa.RSAPublicNumbers(e, n).public_key()  # checks e and n (odd, 3 <= e < n)
-        if key.key_size < MIN_RSA_BITS:
-            raise ValueError(f"an RSA key of {key.key_size} bits")
         algorithms: tuple[str, ...] = _RSA_ALGORITHMS
-    elif kty == "EC":
-        key, algorithm = _ec_key(jwk)
-        algorithms = (algorithm,)
+    elif kty == "EC" and isinstance(crv, str) and crv in _EC_ALGORITHMS:
+        algorithms = (_EC_ALGORITHMS[crv],)
     else:
-        raise ValueError("a key type no token is verified with here")
+        raise ValueError("a key type (or curve) no token is verified with here")
+    try:  # read as the key type's algorithm, whatever `alg` the JWK names
+        key = jwt.PyJWK(jwk, algorithms[0]).key
+    except jwt.PyJWTError as error:
+        raise ValueError(f"the JWK is no key: {error}") from None
+    if not isinstance(key, rsa.RSAPublicKey | ec.EllipticCurvePublicKey):
+        raise ValueError("the JWK is no public key")
+    if isinstance(key, rsa.RSAPublicKey) and key.key_size < MIN_RSA_BITS:
+        raise ValueError(f"an RSA key of {key.key_size} bits")
     # a JWK that names its algorithm is used with that one alone (RFC 7517 4.4)
     if "alg" in jwk:
         algorithms = tuple(a for a in algorithms if a == jwk["alg"])
@@ -239,60 +207,46 @@ def fetch_key_set(url: str, timeout: float) -> dict[str, PublicKey]:
     return key_set(body)
 
 
-def _signed(token: Token, key: PublicKey, alg: str) -> bool:
-    """Whether the token's signature by `key` verifies with `alg` (one of the key's algorithms)."""
-    digest = _HASHES[alg]()
-    try:
-        if isinstance(key.key, rsa.RSAPublicKey):
-            key.key.verify(token.signature, token.signing_input, padding.PKCS1v15(), digest)
-            return True
-        from cryptography.hazmat.primitives.asymmetric import ec
-        from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+class _StrictPayload(jwt.PyJWT):
+    """PyJWT reading the payload strictly, through the hook it has for subclasses: once the signature
+    verifies, before PyJWT checks the claims."""
 
-        # JOSE signs with r || s, each of the curve's length (RFC 7518 3.4): DER, any other length, is refused
-        size = (key.key.curve.key_size + 7) // 8
-        if len(token.signature) != 2 * size:
-            return False
-        r, s = (int.from_bytes(token.signature[i : i + size], "big") for i in (0, size))
-        key.key.verify(encode_dss_signature(r, s), token.signing_input, ec.ECDSA(digest))
-        return True
-    except InvalidSignature:
-        return False
+    def _decode_payload(self, decoded: dict[str, Any]) -> dict[str, Any]:
+        try:
+            claims = json_object(decoded["payload"])
+        except (ValueError, RecursionError):
+            raise Refused(INVALID) from None
+        # PyJWT reads times with int(), which takes "1700000000" and true; null is a missing claim
+        times = [claims[name] for name in ("exp", "nbf", "iat") if claims.get(name) is not None]
+        if any(isinstance(value, bool) or not isinstance(value, int | float) for value in times):
+            raise Refused(INVALID)
+        return claims
 
 
-def _check_claims(claims: dict[str, Any], issuer: str, now: float) -> None:
-    """The registered claims as PyJWT checked them (leeway 0): exp, iss and sub required; exp, nbf and iat
-    numbers (not booleans); expired at exp, not valid before nbf nor before iat; iss exactly `issuer`;
-    sub and jti strings."""
-    for name in REQUIRED:
-        if claims.get(name) is None:
-            raise Refused(f"the token has no {name} claim")
-    times = {name: claims[name] for name in ("exp", "nbf", "iat") if name in claims}
-    if any(isinstance(value, bool) or not isinstance(value, int | float) for value in times.values()):
-        raise Refused(INVALID)
-    if now < times.get("nbf", now) or now < times.get("iat", now):
-        raise Refused(NOT_YET)
-    if now >= times["exp"]:
-        raise Refused(EXPIRED)
-    if claims["iss"] != issuer:
-        raise Refused(ANOTHER_ISSUER)
-    if not isinstance(claims["sub"], str) or not isinstance(claims.get("jti", ""), str):
-        raise Refused(INVALID)
+_PYJWT = _StrictPayload()
 
 
-def verify(token: Token, key: PublicKey, issuer: str, now: float) -> dict[str, Any]:
-    """The token's claims, once its signature by `key` verifies and its claims hold at `now` (seconds
-    since the epoch, a parameter so that tests need no clock); Refused with the reason if not. The
-    audience is the caller's to check."""
-    alg = token.header.get("alg")
-    # `in` on a tuple compares: an `alg` of any JSON type is merely not found
-    if not isinstance(alg, str) or alg not in key.algorithms:
+def verify(token: Token, key: PublicKey, issuer: str) -> dict[str, Any]:
+    """The token's claims, once PyJWT has verified its signature by `key` and its claims at the wall
+    clock; Refused with the reason if not. The audience is the caller's to check."""
+    # PyJWT checks this again; it takes a key with no algorithm for a mistake of its caller's
+    if token.header.get("alg") not in key.algorithms:  # `in` on a tuple compares: any JSON type will do
         raise Refused(ALGORITHM)
-    if not _signed(token, key, alg):
-        raise Refused(SIGNATURE)
     try:
-        claims = json_object(token.payload)
-    except (ValueError, RecursionError):
-        raise Refused(INVALID) from None
-    _check_claims(claims, issuer, now)
+        claims: dict[str, Any] = _PYJWT.decode(
+            token.text,
+            key.key,
+            algorithms=list(key.algorithms),
+            issuer=issuer,
+            leeway=0,
+            options={"require": list(REQUIRED), "verify_aud": False},
+        )
+    except jwt.MissingRequiredClaimError as missing:
+        raise Refused(
+            f"the token has no {missing.claim} claim" if missing.claim in REQUIRED else INVALID
+        ) from None
+    except jwt.PyJWTError as error:
+        raise Refused(
+            next((words for kind, words in _REFUSALS if isinstance(error, kind)), INVALID)
+        ) from None
     return claims
