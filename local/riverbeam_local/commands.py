@@ -69,11 +69,12 @@ def get(api: ApiClient, args: argparse.Namespace) -> None:
 
 
 def frames(api: ApiClient, args: argparse.Namespace) -> None:
-    if not args.follow:
+    # a run seen ended has stored every frame: --follow has nothing to wait for
+    run = api.get("run", args.run_id) if args.follow else None
+    if run is None or run.get("status") != "running":
         for frame in api.frames(args.run_id, args.after):
             _print_frame(frame)
         return
-    run = api.get("run", args.run_id)
     asyncio.run(stream_run(api, run["session_id"], lambda: run, args.after))
 
 
@@ -96,7 +97,11 @@ def _commands(parser: argparse.ArgumentParser) -> None:
     replay = found.add_parser("frames", help="print a run's frames, one JSON a line")
     replay.add_argument("run_id")
     replay.add_argument("--after", type=int, default=-1, metavar="N", help="only frames after frame_seq N")
-    replay.add_argument("--follow", action="store_true", help="wait for the run's frames until it is done")
+    replay.add_argument(
+        "--follow",
+        action="store_true",
+        help="wait for the run's frames until it is done (an ended run's at once)",
+    )
     for command in (run, answer, read, replay):
         add_connection_options(command)
 

@@ -5,6 +5,7 @@ and exit 1 for a stack that is not there."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,8 +15,10 @@ import pytest
 from riverbeam_local.process import DevProcess, running
 
 from tests.support.devstack import (
+    TIMEOUT_SECONDS,
     assert_none_left,
     free_port,
+    http,
     remote_refs,
     riverbeam,
     secret_of,
@@ -198,3 +201,20 @@ def test_the_clients_find_the_secret_flag_variable_then_default_file(dev: DevPro
     assert found_by(dev, home)[0] == 0
     code, err = found_by(dev, home, env={"RIVERBEAM_DEV_SECRET": "w" * 43})
     assert error_of(code, err)["code"] == "BEM-033"
+
+
+def test_follow_on_an_ended_run_prints_its_frames_at_once_without_subscribing(dev: DevProcess) -> None:
+    code, out, err = run(dev, "invoke", "-t", "Push docs/update", "--stream")
+    frames = frames_of(out)
+    connects_before = dev.stderr_text().count("WS $connect")
+    code, out, err = run(dev, "frames", frames[-1]["run_id"], "--follow")
+    assert (code, frames_of(out)) == (0, frames), err
+    # nothing to wait for: no subscription was opened (the stack logs each). A request after the command
+    # marks where its log lines end
+    marker = f"/runs/{uuid.uuid4()}"
+    http(dev, "GET", marker + "?user_id=u1")
+    deadline = time.monotonic() + TIMEOUT_SECONDS
+    while marker not in dev.stderr_text():
+        assert time.monotonic() < deadline, dev.stderr_text()
+        time.sleep(0.1)
+    assert dev.stderr_text().count("WS $connect") == connects_before
