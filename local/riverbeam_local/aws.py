@@ -1,6 +1,6 @@
 """The stack's DynamoDB table (with its stream), SQS queues and EventBridge bus: on the embedded server
 (moto's app in a thread of this process, one request at a time, as beam_store.embedded serves it) or
-wherever AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS / AWS_ENDPOINT_URL_EVENTS point; created from
+wherever AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS / AWS_ENDPOINT_URL_EVENTBRIDGE point; created from
 the template's definitions where missing."""
 
 from __future__ import annotations

@@ -262,13 +262,13 @@ def _serve(
         raise StartError(str(error)) from None
     changed, wake, written = threading.Event(), threading.Event(), threading.Event()
     endpoints: dict[str, str] = {}
-    # a bus of the developer's (EVENT_BUS_NAME, with AWS_ENDPOINT_URL_EVENTS or AWS's) is used as it is
-    own_bus = bool(os.environ.get("EVENT_BUS_NAME") or os.environ.get("AWS_ENDPOINT_URL_EVENTS"))
+    # a bus of the developer's (EVENT_BUS_NAME, with AWS_ENDPOINT_URL_EVENTBRIDGE or AWS's) is used as it is
+    own_bus = bool(os.environ.get("EVENT_BUS_NAME") or os.environ.get("AWS_ENDPOINT_URL_EVENTBRIDGE"))
     embedded_services = [s for s in ("DYNAMODB", "SQS") if not os.environ.get(f"AWS_ENDPOINT_URL_{s}")]
     # the content bucket (large content) on the embedded S3 unless AWS_ENDPOINT_URL_S3 names another
     embedded_services += [] if os.environ.get("AWS_ENDPOINT_URL_S3") else ["S3"]
     content_bucket = os.environ.get("CONTENT_BUCKET") or f"{RESOURCE_PREFIX}-content"
-    embedded_services += [] if own_bus else ["EVENTS"]
+    embedded_services += [] if own_bus else ["EVENTBRIDGE"]
     embedded = None
     if embedded_services:
 
@@ -282,13 +282,13 @@ def _serve(
         for service in embedded_services:
             os.environ[f"AWS_ENDPOINT_URL_{service}"] = embedded.url
     # the table's stream is served where the table is
-    os.environ.setdefault("AWS_ENDPOINT_URL_DYNAMODBSTREAMS", os.environ["AWS_ENDPOINT_URL_DYNAMODB"])
+    os.environ.setdefault("AWS_ENDPOINT_URL_DYNAMODB_STREAMS", os.environ["AWS_ENDPOINT_URL_DYNAMODB"])
     for service, name in (("DYNAMODB", "DynamoDB"), ("SQS", "SQS")):
         url = os.environ[f"AWS_ENDPOINT_URL_{service}"]
         endpoints[name] = url + (" (embedded)" if service in embedded_services else "")
     bus_name = os.environ.get("EVENT_BUS_NAME") or f"{RESOURCE_PREFIX}-approvals"
-    events_url = os.environ.get("AWS_ENDPOINT_URL_EVENTS", "AWS")
-    embedded_bus = " (embedded)" if "EVENTS" in embedded_services else ""
+    events_url = os.environ.get("AWS_ENDPOINT_URL_EVENTBRIDGE", "AWS")
+    embedded_bus = " (embedded)" if "EVENTBRIDGE" in embedded_services else ""
     endpoints["EventBridge"] = f"{events_url}{embedded_bus}, bus {bus_name}"
     s3_url = os.environ.get("AWS_ENDPOINT_URL_S3", "AWS")
     endpoints["S3"] = f"{s3_url}{' (embedded)' if 'S3' in embedded_services else ''}, bucket {content_bucket}"
@@ -302,7 +302,7 @@ def _serve(
             s3 = boto3.client("s3")
             aws.ensure_bucket(s3, content_bucket)
             snapshot.restore_objects(data_dir / snapshot.CONTENT_DIR, s3, content_bucket)
-        if "EVENTS" in embedded_services:
+        if "EVENTBRIDGE" in embedded_services:
             aws.ensure_bus(boto3.client("events"), bus_name)
         if saved is not None and embedded is not None:
             items_to = table_name if "DYNAMODB" in embedded_services else None
