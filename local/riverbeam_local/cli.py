@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
+from typing import Any
 
+from aws_lambda_powertools.logging.formatter import RESERVED_LOG_ATTRS, LambdaPowertoolsFormatter
+from aws_lambda_powertools.metrics.provider import cold_start
+
+from .display import visible
 from .stack_secret import DEFAULT_DATA_DIR, SECRET_VARIABLE
 
 DEFAULT_PORT = 3000
@@ -51,6 +57,12 @@ def parser() -> argparse.ArgumentParser:
         help="the agents file (default: the repository's agents.yaml)",
     )
     found.add_argument(
+        "--debug",
+        action="store_true",
+        help="the handlers log at DEBUG, and every logged error comes with its traceback (by default an "
+        "error is one line: its message, key fields, and the exception's type and message)",
+    )
+    found.add_argument(
         "--sweep-seconds",
         type=float,
         default=DEFAULT_SWEEP_SECONDS,
@@ -60,13 +72,107 @@ def parser() -> argparse.ArgumentParser:
     return found
 
 
-def _logging() -> None:
+# what every Powertools record carries, or Lambda's context adds: said by the line itself, or noise here
+NOT_KEY_FIELDS = frozenset(
+    {
+        *RESERVED_LOG_ATTRS,
+        "message",
+        "taskName",
+        "service",
+        "sampling_rate",
+        "xray_trace_id",
+        "correlation_id",
+        "cold_start",
+        "function_arn",
+        "function_memory_size",
+        "function_request_id",
+        "exception",
+        "exception_name",
+        "exception_notes",
+        "stack_trace",
+    }
+)
+TIME_FORMAT = "%H:%M:%S"
+MESSAGE_CHARACTERS = 200
+FIELD_CHARACTERS = 100
+
+
+def _cut(text: str, limit: int) -> str:
+    """`text` on one line, at most `limit` characters (cut, then escaped: no escape is cut in half)."""
+    return visible(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def _exception_note(record: logging.LogRecord) -> str:
+    """An exception in a few words: ` (ClientError: An error occurred ...)`."""
+    if not record.exc_info or record.exc_info[1] is None:
+        return ""
+    error = record.exc_info[1]
+    return f" ({type(error).__name__}: {_cut(str(error), MESSAGE_CHARACTERS)})"
+
+
+class StackFormatter(logging.Formatter):
+    """The stack's own lines: `15:23:02 POST /invoke 202 31 ms`; an error's traceback only with
+    `tracebacks`, otherwise its exception's type and message on the same line."""
+
+    def __init__(self, tracebacks: bool) -> None:
+        super().__init__("%(asctime)s %(message)s", TIME_FORMAT)
+        self.tracebacks = tracebacks
+
+    def format(self, record: logging.LogRecord) -> str:
+        if self.tracebacks or not record.exc_info:
+            return super().format(record)
+        return f"{self.formatTime(record, TIME_FORMAT)} {_cut(record.getMessage(), MESSAGE_CHARACTERS)}" + (
+            _exception_note(record)
+        )
+
+
+class HandlerFormatter(LambdaPowertoolsFormatter):
+    """The handlers' Powertools records as one readable line each instead of JSON:
+    `15:23:02 WARNING riverbeam.aws.worker: queue message failed code=BEM-500 (KeyError: 'x')`. Keys
+    appended with append_keys and a line's extra are its key fields; a traceback follows only with
+    `tracebacks`."""
+
+    def __init__(self, tracebacks: bool) -> None:
+        super().__init__(datefmt=TIME_FORMAT)
+        self.tracebacks = tracebacks
+
+    def _fields(self, record: logging.LogRecord) -> dict[str, Any]:
+        extra = {k: v for k, v in record.__dict__.items() if k not in RESERVED_LOG_ATTRS}
+        found = {**self.get_current_keys(), **self.thread_safe_get_current_keys(), **extra}
+        return {k: v for k, v in found.items() if k not in NOT_KEY_FIELDS and v is not None}
+
+    def format(self, record: logging.LogRecord) -> str:
+        when = logging.Formatter.formatTime(self, record, TIME_FORMAT)
+        fields = "".join(f" {k}={_cut(str(v), FIELD_CHARACTERS)}" for k, v in self._fields(record).items())
+        message = _cut(record.getMessage(), MESSAGE_CHARACTERS)
+        line = f"{when} {record.levelname} {record.name}: {message}{fields}{_exception_note(record)}"
+        if self.tracebacks and record.exc_info:
+            return line + "\n" + self.formatException(record.exc_info)
+        return line
+
+
+def _logging(debug: bool) -> None:
+    """The stack's lines and its handlers' on stderr, one readable line per request, event and error."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    handler.setFormatter(StackFormatter(tracebacks=debug))
     log = logging.getLogger("riverbeam_local")
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False
+    # the handlers log little (the stack logs each request itself): warnings and errors, or everything
+    # with --debug; set before their Powertools logger is made, which reads it
+    if debug:
+        os.environ["POWERTOOLS_LOG_LEVEL"] = "DEBUG"
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+    from riverbeam.aws import runtime
+
+    powertools = runtime.logger.registered_handler
+    powertools.setFormatter(HandlerFormatter(tracebacks=debug))
+    if isinstance(powertools, logging.StreamHandler):
+        powertools.setStream(sys.stderr)
+    # no metrics are published here (POWERTOOLS_METRICS_DISABLED), but Powertools prints its cold-start
+    # metric as JSON whatever that says: the stack's processes start warm
+    cold_start.is_cold_start = False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 < args.sweep_seconds <= 86400:
         print(f"riverbeam dev: --sweep-seconds {args.sweep_seconds} is not in (0, 86400]", file=sys.stderr)
         return 2
-    _logging()
+    _logging(args.debug)
     from .server import StartError, run
 
     try:
