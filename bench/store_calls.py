@@ -209,7 +209,9 @@ def main() -> None:
     print("item and the actions it resolves, never the history. A streamed run (every resume) keeps its")
     print("frames in its closing write, and in a BatchWriteItem after every 25 frames or second and before")
     print("a tool runs; a resume's run_started frame goes in its opening write, so its approved tool (run")
-    print("right after it) needs no write of its own, and a worker dying in it has stored every frame sent")
+    print("right after it) needs no write of its own, and a worker dying in it has stored every frame sent.")
+    print("Each approval event (Requested in the run's closing write, Decided in the resume's opening write)")
+    print("is an outbox item in that same transaction: no request of its own, its item's write units only")
     if large is None:
         print("S3: no content bucket (--content-bucket): content over 256 KiB would fail its run")
         return

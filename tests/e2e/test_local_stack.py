@@ -462,10 +462,12 @@ def test_the_sweep_expires_an_unanswered_action_and_the_events_are_logged(tmp_pa
         assert status == 200 and stored["status"] == "expired", stored
         status, interaction = http(dev, "GET", f"/interactions/{expired['interaction_id']}?user_id=u1")
         assert interaction["status"] == "completed", interaction
+        a = action["action_id"]
         log = logged(
             dev,
-            f"event Approval Requested action={action['action_id']} tool=git_push",
-            f"event Approval Expired action={action['action_id']} tool=git_push .* by=sweep",
+            # put on the stack's bus by the events function, from the table's stream, each with its id
+            f"event Approval Requested action={a} tool=git_push .* id=evt_{a}_requested",
+            f"event Approval Expired action={a} tool=git_push .* by=sweep id=evt_{a}_expired",
             f"sweep expired 1 action\\(s\\): {action['action_id']}",
         )
     assert "Traceback" not in log
