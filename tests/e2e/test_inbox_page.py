@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -350,3 +352,63 @@ def test_unknown_and_expiry_frames_are_shown_and_reread_the_inbox(dev: DevProces
         (card,) = approvals(driver)
         by_testid(card, "approve").click()
         until(driver, lambda: pushed(dev, "docs/update"), "docs/update in the bare remote")
+
+
+# ---------------------------------------------------------------------------- whose and when
+
+
+def test_each_card_says_which_agent_asked_and_when(dev: DevProcess, remote: Path, page: WebDriver) -> None:
+    card = ask_to_push(page)
+    action = stored_action(dev, card.get_attribute("data-action-id") or "")
+    assert by_testid(card, "approval-agent").text == action["agent_name"] == "author"
+    shown = by_testid(card, "approval-time")
+    assert shown.get_attribute("datetime") == action["created_at"]
+    # the page's local time of created_at (the browser's offset from UTC, in minutes west)
+    created = datetime.fromisoformat(action["created_at"].replace("Z", "+00:00"))
+    offset = page.execute_script("return new Date(arguments[0]).getTimezoneOffset()", action["created_at"])
+    local = created.astimezone(UTC) - timedelta(minutes=int(offset))
+    # (a card made just before midnight and drawn after it names the day too)
+    expected = {local.strftime("%H:%M"), local.strftime("%Y-%m-%d %H:%M")}
+    assert shown.text in expected, (shown.text, action["created_at"], offset)
+    assert re.fullmatch(r"just now|\d+ min ago", by_testid(card, "approval-age").text)
+    asked = by_testid(card, "approval-asked").text
+    assert asked == f"Asked by author at {shown.text} ({by_testid(card, 'approval-age').text})", asked
+    by_testid(card, "reject").click()
+    by_testid(card, "confirm-reject").click()
+    until(page, lambda: not approvals(page), "the card to go")
+
+
+def test_a_session_of_another_user_is_said_plainly_and_not_retried(dev: DevProcess) -> None:
+    session = str(uuid.uuid4())
+    body = {
+        "agent_name": "author",
+        "session_id": session,
+        "content": [{"type": "text", "text": "Hello"}],
+        "stream": False,
+        "auth_context": {"user_id": "someone-else"},
+    }
+    status, answer = http(dev, "POST", "/invoke", body)
+    assert status == 200, answer
+    refusals = "WS $connect 403"
+    with browser.chromium() as driver:
+        before = dev.stderr_text().count(refusals)
+        driver.get(page_url(dev, f"user={USER}&session={session}"))
+        notice = until(
+            driver, lambda: driver.find_elements("css selector", "[data-testid=not-yours]"), "the notice"
+        )
+        assert notice[0].text == (
+            f"Session {session} is not yours ({USER}): it belongs to another user. "
+            "Open one of your sessions or start a new one."
+        )
+        assert by_testid(driver, "connection").text == "not your session"
+        assert by_testid(driver, "errors").text == notice[0].text  # said once, with nothing else
+        # the page subscribed once and gave up: over several of its reconnect delays, no other attempt
+        time.sleep(3.0)
+        assert dev.stderr_text().count(refusals) == before + 1, dev.stderr_text()[-2000:]
+        assert by_testid(driver, "connection").text == "not your session"
+        # the user's own new session works as ever
+        by_testid(driver, "new-session").click()
+        until(
+            driver, lambda: by_testid(driver, "connection").text == "connected", "the new session connected"
+        )
+        assert not driver.find_elements("css selector", "[data-testid=not-yours]")

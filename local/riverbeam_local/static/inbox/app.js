@@ -7,7 +7,7 @@ import { visible, visibleJson } from "./display.js";
 
 const $ = (id) => document.getElementById(id);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const state = { session: null, generation: 0, loads: 0, socket: null, runs: null, bubbles: new Map(), calls: new Map() };
+const state = { session: null, notYours: false, generation: 0, loads: 0, socket: null, runs: null, bubbles: new Map(), calls: new Map() };
 const api = new Api(() => ({ user: $("user-id").value.trim(), token: $("token").value.trim() }));
 const runKey = (sessionId) => `riverbeam.run.${sessionId}`;
 
@@ -135,6 +135,7 @@ async function decide(action, response) {
 }
 
 async function loadApprovals() {
+  if (state.notYours) return;
   const session = state.session;
   const ticket = ++state.loads; // only the latest read is drawn: an older one may answer last
   let actions;
@@ -211,7 +212,7 @@ async function openSession(sessionId) {
   if (state.socket) state.socket.close();
   if (state.runs) state.runs.stop();
   const generation = ++state.generation;
-  Object.assign(state, { session: sessionId, bubbles: new Map(), calls: new Map() });
+  Object.assign(state, { session: sessionId, notYours: false, bubbles: new Map(), calls: new Map() });
   $("session-id").value = sessionId;
   const url = new URL(window.location.href);
   url.searchParams.set("session", sessionId);
@@ -228,10 +229,44 @@ async function openSession(sessionId) {
   }
 }
 
-function onConnection(status, error) {
+function setConnection(status) {
   $("connection").textContent = status;
   $("connection").dataset.state = status;
-  if (error) showError(error);
+}
+
+// Another user's session: said once, plainly, and nothing more is tried (no reconnecting, no re-reads).
+function notYours(sessionId) {
+  if (sessionId !== state.session || state.notYours) return;
+  state.notYours = true;
+  if (state.socket) state.socket.close();
+  if (state.runs) state.runs.stop();
+  setConnection("not your session");
+  const user = $("user-id").hidden ? "the token's user" : $("user-id").value.trim();
+  const item = document.createElement("p");
+  item.className = "error";
+  item.dataset.testid = "not-yours";
+  item.textContent = visible(
+    `Session ${sessionId} is not yours (${user}): it belongs to another user. Open one of your sessions or start a new one.`,
+  );
+  $("errors").replaceChildren(item);
+}
+
+// A refused subscription: the session exists but the API shows it not (404) or refuses it (403) to this user:
+// it is another user's. A session of the user's (200) or a server out of reach: retried as before.
+async function checkRefusal(sessionId, error) {
+  try {
+    await api.request("GET", `/sessions/${sessionId}`);
+  } catch (refused) {
+    if (refused.status === 404 || refused.status === 403) return notYours(sessionId);
+  }
+  if (sessionId === state.session && !state.notYours) showError(error);
+}
+
+function onConnection(status, error) {
+  if (state.notYours) return;
+  setConnection(status);
+  if (error && error.code === "not subscribed") checkRefusal(state.session, error);
+  else if (error) showError(error);
   if (status === "connected" && state.runs) {
     state.runs.replayAll(); // frames sent while the socket was down
     loadApprovals();
@@ -252,7 +287,8 @@ async function send(event) {
     $("message").value = "";
     followRun(ack.run_id);
   } catch (error) {
-    showError(error);
+    if (error.code === "BEM-031") notYours(state.session);
+    else showError(error);
   }
 }
 

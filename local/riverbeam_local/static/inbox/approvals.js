@@ -69,6 +69,50 @@ export function timeLeft(expiresAt, now = Date.now()) {
   return { text: `${parts.join(" ")} left`, expired: false };
 }
 
+const pad = (number) => String(number).padStart(2, "0");
+
+// when an action was asked for, in the page's local time: "14:05" today, "2026-03-01 14:05" another day
+export function localTime(createdAt, now = new Date()) {
+  const at = new Date(createdAt);
+  if (Number.isNaN(at.getTime())) return "";
+  const clock = `${pad(at.getHours())}:${pad(at.getMinutes())}`;
+  if (at.toDateString() === now.toDateString()) return clock;
+  return `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())} ${clock}`;
+}
+
+// how long ago: "just now", "3 min ago", "2 h ago", "4 d ago"
+export function ago(createdAt, now = Date.now()) {
+  const at = Date.parse(createdAt);
+  if (Number.isNaN(at)) return "";
+  const seconds = Math.max(0, Math.floor((now - at) / 1000));
+  if (seconds < 60) return "just now";
+  for (const [unit, size] of [["d", 86400], ["h", 3600], ["min", 60]]) {
+    if (seconds >= size) return `${Math.floor(seconds / size)} ${unit} ago`;
+  }
+  return "just now";
+}
+
+// "Asked by author at 14:05 (3 min ago)": which agent asked, and when (the age is redrawn each second)
+function asked(action) {
+  const line = document.createElement("p");
+  line.className = "asked";
+  line.dataset.testid = "approval-asked";
+  const agent = document.createElement("strong");
+  agent.dataset.testid = "approval-agent";
+  agent.textContent = visible(action.agent_name || "an agent");
+  const when = document.createElement("time");
+  when.dataset.testid = "approval-time";
+  when.dateTime = action.created_at || "";
+  when.title = action.created_at || "";
+  when.textContent = localTime(action.created_at);
+  const age = document.createElement("span");
+  age.className = "age";
+  age.dataset.testid = "approval-age";
+  age.textContent = ago(action.created_at);
+  line.append("Asked by ", agent, ...(when.textContent ? [" at ", when, " (", age, ")"] : []));
+  return line;
+}
+
 function envelope(action, status, extra) {
   return {
     action_id: action.action_id,
@@ -107,7 +151,9 @@ export function card(template, action, decide) {
   const part = (selector) => node.querySelector(selector);
   node.dataset.actionId = action.action_id;
   node.dataset.expiresAt = action.expires_at || "";
+  node.dataset.createdAt = action.created_at || "";
   part(".tool").textContent = visible(action.tool);
+  node.querySelector("header").after(asked(action));
   part(".args").textContent = pretty(action.args);
   part("[data-testid=approval-hash]").textContent = visible(action.args_sha256 || "(none)");
   const warning = hiddenWarning(action.args);
@@ -168,12 +214,15 @@ export function card(template, action, decide) {
   return node;
 }
 
-// The countdowns of every card, redrawn each second; an expired card keeps its place, marked.
+// The countdowns and ages of every card, redrawn each second; an expired card keeps its place, marked.
 export function tickCountdowns(container) {
   for (const node of container.querySelectorAll("[data-testid=approval]")) {
     const left = timeLeft(node.dataset.expiresAt);
     const countdown = node.querySelector(".countdown");
     if (countdown.textContent !== left.text) countdown.textContent = left.text;
+    const age = node.querySelector(".age");
+    const since = ago(node.dataset.createdAt);
+    if (age && age.textContent !== since) age.textContent = since;
     node.classList.toggle("expired", left.expired);
   }
 }
