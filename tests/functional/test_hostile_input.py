@@ -206,6 +206,11 @@ def test_a_base64_websocket_message_is_decoded(stack: Stack) -> None:
 
 
 def test_the_queues_carry_the_largest_accepted_body() -> None:
-    """A producer's message may be as large as a body; a job carries at most its content."""
-    for queue in resources_of("AWS::SQS::Queue").values():
-        assert queue["Properties"]["MaximumMessageSize"] >= limits.MAX_BODY_BYTES
+    """A producer's message may be as large as a body; a job carries at most its content. The queues that
+    carry requests: the job queue and the dead-letter queue its redrive moves them to (the events' dead-letter
+    queue gets a stream batch's description, a few hundred bytes)."""
+    queues = resources_of("AWS::SQS::Queue")
+    (jobs,) = [q["Properties"] for q in queues.values() if "RedrivePolicy" in q["Properties"]]
+    dead = str(jobs["RedrivePolicy"]["deadLetterTargetArn"]["Fn::GetAtt"]).split(".")[0]
+    for props in (jobs, queues[dead]["Properties"]):
+        assert props["MaximumMessageSize"] >= limits.MAX_BODY_BYTES

@@ -10,6 +10,7 @@ Records of other items are passed over (the event source mapping's filter sends 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -40,7 +41,7 @@ def outbox_image(record: DynamoDBRecord) -> dict[str, Any] | None:
     return dict(image)
 
 
-def _publisher(counts: Counts) -> Any:
+def _publisher(counts: Counts) -> Callable[[DynamoDBRecord], None]:
     def publish(record: DynamoDBRecord) -> None:
         image = outbox_image(record)
         if image is None:
