@@ -111,19 +111,21 @@ def _exception_note(record: logging.LogRecord) -> str:
 
 
 class StackFormatter(logging.Formatter):
-    """The stack's own lines: `15:23:02 POST /invoke 202 31 ms`; an error's traceback only with
+    """The stack's own lines (`15:23:02 POST /invoke 202 31 ms`), or `fmt`'s; an error's traceback only with
     `tracebacks`, otherwise its exception's type and message on the same line."""
 
-    def __init__(self, tracebacks: bool) -> None:
-        super().__init__("%(asctime)s %(message)s", TIME_FORMAT)
+    def __init__(self, tracebacks: bool, fmt: str = "%(asctime)s %(message)s") -> None:
+        super().__init__(fmt, TIME_FORMAT)
         self.tracebacks = tracebacks
 
     def format(self, record: logging.LogRecord) -> str:
         if self.tracebacks or not record.exc_info:
             return super().format(record)
-        return f"{self.formatTime(record, TIME_FORMAT)} {_cut(record.getMessage(), MESSAGE_CHARACTERS)}" + (
-            _exception_note(record)
+        message = _cut(record.getMessage(), MESSAGE_CHARACTERS)
+        bare = logging.makeLogRecord(
+            {**record.__dict__, "msg": message, "args": None, "exc_info": None, "exc_text": None}
         )
+        return super().format(bare) + _exception_note(record)
 
 
 class HandlerFormatter(LambdaPowertoolsFormatter):
@@ -159,6 +161,11 @@ def _logging(debug: bool) -> None:
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False
+    # any other library's warnings (the server's, the AWS clients'), made before Powertools filters the
+    # root logger's handlers of its own records
+    others = logging.StreamHandler(sys.stderr)
+    others.setFormatter(StackFormatter(debug, "%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger().addHandler(others)
     # the handlers log little (the stack logs each request itself): warnings and errors, or everything
     # with --debug; set before their Powertools logger is made, which reads it
     if debug:

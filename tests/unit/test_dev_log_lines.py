@@ -65,3 +65,12 @@ def test_the_stacks_own_error_is_one_line_unless_asked_for() -> None:
     assert "Traceback (most recent call last):" in StackFormatter(tracebacks=True).format(failed)
     plain = StackFormatter(tracebacks=False).format(record("riverbeam_local", "POST /invoke 202 31 ms"))
     assert re.fullmatch(r"\d\d:\d\d:\d\d POST /invoke 202 31 ms", plain)
+
+
+def test_another_librarys_error_is_one_line_naming_its_logger() -> None:
+    formatter = StackFormatter(tracebacks=False, fmt="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    line = formatter.format(record("uvicorn.error", "Exception in ASGI application\n", error=True))
+    assert re.fullmatch(
+        r"\d\d:\d\d:\d\d WARNING uvicorn\.error: Exception in ASGI application\\n \(KeyError: 'missing'\)",
+        line,
+    ), line
