@@ -34,7 +34,7 @@ def _checked(secret: str, source: str) -> str:
 def _created(path: Path) -> str:
     """A new random secret, written whole before it appears (a stack starting beside this one reads it
     complete or not at all)."""
-    secret = secrets.token_urlsafe(32)
+    secret = secrets.token_hex(32)  # 256 bits; hex never starts with "-", which a command line would misread
     descriptor, draft = tempfile.mkstemp(dir=path.parent, prefix=".secret-")  # mkstemp makes it 0600
     try:
         with os.fdopen(descriptor, "w") as file:

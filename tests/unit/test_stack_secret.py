@@ -31,6 +31,7 @@ def mode(path: Path) -> int:
 def test_a_new_data_dir_gets_a_random_secret_for_its_owner_alone(tmp_path: Path) -> None:
     secret = stack_secret(tmp_path)
     assert len(secret) >= 43 and secret.isascii() and " " not in secret
+    assert not secret.startswith("-")  # a command line would read `--secret -x...` as another flag
     assert (tmp_path / "secret").read_text().strip() == secret
     assert mode(tmp_path / "secret") == 0o600
     assert stack_secret(tmp_path) == secret  # a restart
