@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from beam_store import Action, DynamoBeamStore
+from beam_store.protocol import ExpiryEvents
 from riverbeam import AgentResult, AuthorOfflineModel, RiverBeam, ToolAgentRunner
 
 from tests.support.agents import PushCounter, invoke_body, resume_body
@@ -36,8 +37,10 @@ class StaleIndexStore(DynamoBeamStore):
             return [a.model_copy(deep=True) for a in self.frozen[interaction_id]]
         return super().list_actions(interaction_id)
 
-    def expire_action(self, action_id: str, now: str) -> tuple[Action | None, bool]:
-        answer = super().expire_action(action_id, now)
+    def expire_action(
+        self, action_id: str, now: str, *, outbox: ExpiryEvents | None = None
+    ) -> tuple[Action | None, bool]:
+        answer = super().expire_action(action_id, now, outbox=outbox)
         meanwhile = self.after_expiry.pop(action_id, None)
         if meanwhile is not None:
             meanwhile()
