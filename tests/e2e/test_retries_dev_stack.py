@@ -15,6 +15,7 @@ import pytest
 from riverbeam_local.process import DevProcess, running
 from websockets.asyncio.client import ClientConnection, connect
 
+from tests.support.agents import invoke_body, resume_body
 from tests.support.devstack import http, secret_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
@@ -27,35 +28,6 @@ TIMEOUT_SECONDS = 60.0
 def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevProcess]:
     with running(tmp_path_factory.mktemp("dev")) as process:
         yield process
-
-
-def invoke_body(session_id: str, text: str, request_id: str, *, stream: bool) -> dict[str, Any]:
-    return {
-        "agent_name": "author",
-        "session_id": session_id,
-        "content": [{"type": "text", "text": text}],
-        "stream": stream,
-        "auth_context": {"user_id": "u1"},
-        "request_id": request_id,
-    }
-
-
-def resume_body(result: dict[str, Any], request_id: str) -> dict[str, Any]:
-    (action,) = result["action_required"]
-    return {
-        "agent_name": "author",
-        "session_id": result["session_id"],
-        "interaction_id": result["interaction_id"],
-        "actions": [
-            {
-                "action_id": action["action_id"],
-                "request_id": request_id,
-                "status": "submitted",
-                "payload": {"tool": action["tool"], "args": action["args"]},
-            }
-        ],
-        "auth_context": {"user_id": "u1"},
-    }
 
 
 class Socket:
@@ -105,10 +77,10 @@ def test_an_invoke_and_a_resume_sent_again_run_once(dev: DevProcess) -> None:
     async def scenario() -> tuple[Socket, list[Any]]:
         async with await asyncio.wait_for(connect(url, open_timeout=None), TIMEOUT_SECONDS) as ws:
             socket = Socket(ws)
-            asked = invoke_body(session_id, "Push docs/update", str(uuid.uuid4()), stream=True)
+            asked = invoke_body(session_id, request_id=str(uuid.uuid4()), stream=True)
             acks = [post(dev, "/invoke", asked), post(dev, "/invoke", asked)]
             done = await socket.done_of(acks[0][1]["run_id"])
-            resume = resume_body(done["result"], str(uuid.uuid4()))
+            resume = resume_body(done["result"], request_id=str(uuid.uuid4()))
             acks += [post(dev, "/resume", resume)]
             over_socket = {"action": "resume", **{k: v for k, v in resume.items() if k != "auth_context"}}
             acks += [(202, await socket.answer_to(over_socket))]
@@ -116,7 +88,11 @@ def test_an_invoke_and_a_resume_sent_again_run_once(dev: DevProcess) -> None:
             acks += [post(dev, "/resume", resume), post(dev, "/invoke", asked)]  # after both ended
             # a new request: the session's queue runs what is before it first, so a run a retry had
             # started would show its frames before this one's `done`
-            hello = post(dev, "/invoke", invoke_body(session_id, "Hello", str(uuid.uuid4()), stream=True))
+            hello = post(
+                dev,
+                "/invoke",
+                invoke_body(session_id, text="Hello", request_id=str(uuid.uuid4()), stream=True),
+            )
             await socket.done_of(hello[1]["run_id"])
             return socket, [*acks, hello]
 
@@ -132,7 +108,7 @@ def test_an_invoke_and_a_resume_sent_again_run_once(dev: DevProcess) -> None:
 
 
 def test_a_non_streamed_invoke_sent_again_and_a_reused_request_id(dev: DevProcess) -> None:
-    body = invoke_body(str(uuid.uuid4()), "Push docs/update", str(uuid.uuid4()), stream=False)
+    body = invoke_body(str(uuid.uuid4()), request_id=str(uuid.uuid4()), stream=False)
     first, again = post(dev, "/invoke", body), post(dev, "/invoke", body)
     assert first[0] == 200 and again == first and first[1]["interrupted"] is True
     status, refused = post(dev, "/invoke", {**body, "content": [{"type": "text", "text": "Push main"}]})

@@ -17,6 +17,7 @@ from riverbeam.aws import runtime
 from riverbeam.models import InvokeRequest
 from riverbeam.pipeline.retries import request_sha256
 
+from tests.support.agents import invoke_body, resume_body
 from tests.support.lambda_stack import Stack, http_event, lambda_stack, ws_event
 
 
@@ -51,45 +52,16 @@ def body_of(answer: dict[str, Any]) -> Any:
     return json.loads(answer["body"])
 
 
-def invoke(session_id: str, request_id: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "agent_name": "author",
-        "session_id": session_id,
-        "content": [{"type": "text", "text": "Push docs/update"}],
-        "auth_context": {"user_id": "u1"},
-        "request_id": request_id,
-        **extra,
-    }
-
-
 def post(stack: Stack, route: str, body: dict[str, Any]) -> dict[str, Any]:
     return stack.call(route, http_event(f"{route}/http", body=body))
 
 
 def interrupted(stack: Stack) -> dict[str, Any]:
-    answer = post(stack, "invoke", invoke(str(uuid.uuid4()), str(uuid.uuid4())))
+    answer = post(stack, "invoke", invoke_body(str(uuid.uuid4()), request_id=str(uuid.uuid4())))
     assert answer["statusCode"] == 200
     result = body_of(answer)
     assert result["interrupted"]
     return result  # type: ignore[no-any-return]
-
-
-def resume(result: dict[str, Any], request_id: str) -> dict[str, Any]:
-    (action,) = result["action_required"]
-    return {
-        "agent_name": "author",
-        "session_id": result["session_id"],
-        "interaction_id": result["interaction_id"],
-        "actions": [
-            {
-                "action_id": action["action_id"],
-                "request_id": request_id,
-                "status": "submitted",
-                "payload": {"tool": action["tool"], "args": action["args"]},
-            }
-        ],
-        "auth_context": {"user_id": "u1"},
-    }
 
 
 def pushes(data_dir: Path, branch: str) -> int:
@@ -104,7 +76,7 @@ def pushes(data_dir: Path, branch: str) -> int:
 
 
 def test_a_non_streamed_invoke_sent_again_gets_the_same_result(stack: Stack) -> None:
-    body = invoke(str(uuid.uuid4()), str(uuid.uuid4()))
+    body = invoke_body(str(uuid.uuid4()), request_id=str(uuid.uuid4()))
     first, again = post(stack, "invoke", body), post(stack, "invoke", body)
     assert first["statusCode"] == again["statusCode"] == 200
     assert again["body"] == first["body"]
@@ -116,7 +88,7 @@ def test_a_non_streamed_invoke_sent_again_gets_the_same_result(stack: Stack) -> 
 def test_a_streamed_invoke_sent_again_queues_one_job(stack: Stack, jobs_sent: list[dict[str, Any]]) -> None:
     session_id = str(uuid.uuid4())
     connection, _ = stack.connect(session_id, "u1")
-    body = invoke(session_id, str(uuid.uuid4()), stream=True)
+    body = invoke_body(session_id, request_id=str(uuid.uuid4()), stream=True)
     first = stack.call("invoke", http_event("invoke/http_stream", body=body))
     again = stack.call("invoke", http_event("invoke/http_stream", body=body))
     by_socket = stack.call(  # the WebSocket route forces `stream`: the same request
@@ -140,7 +112,7 @@ def test_a_resume_sent_again_queues_one_job_and_pushes_once(
     stack: Stack, tmp_path: Path, jobs_sent: list[dict[str, Any]]
 ) -> None:
     result = interrupted(stack)
-    body = resume(result, str(uuid.uuid4()))
+    body = resume_body(result, request_id=str(uuid.uuid4()))
     first, again = post(stack, "resume", body), post(stack, "resume", body)
     assert first["statusCode"] == again["statusCode"] == 202
     assert body_of(again) == body_of(first)
@@ -154,7 +126,7 @@ def test_a_resume_sent_again_queues_one_job_and_pushes_once(
 
 
 def test_the_409s_answer_the_contracts_json(stack: Stack) -> None:
-    body = invoke(str(uuid.uuid4()), str(uuid.uuid4()))
+    body = invoke_body(str(uuid.uuid4()), request_id=str(uuid.uuid4()))
     assert post(stack, "invoke", body)["statusCode"] == 200
     e = http_event("invoke/http", body={**body, "content": [{"type": "text", "text": "Push main"}]})
     other = stack.call("invoke", e)
@@ -164,7 +136,7 @@ def test_the_409s_answer_the_contracts_json(stack: Stack) -> None:
     assert "request_id" in error["message"]
 
     # another instance is answering this very request right now
-    busy = invoke(str(uuid.uuid4()), str(uuid.uuid4()))
+    busy = invoke_body(str(uuid.uuid4()), request_id=str(uuid.uuid4()))
     held = RequestRecord(
         user_id="u1",
         request_id=busy["request_id"],
@@ -182,7 +154,7 @@ def test_the_409s_answer_the_contracts_json(stack: Stack) -> None:
 
 
 def test_a_job_the_queue_refused_frees_its_request_id(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
-    body = invoke(str(uuid.uuid4()), str(uuid.uuid4()), stream=True)
+    body = invoke_body(str(uuid.uuid4()), request_id=str(uuid.uuid4()), stream=True)
     sqs = runtime.sqs()
     real = sqs.send_message
 
@@ -205,7 +177,7 @@ def test_a_job_the_queue_refused_frees_its_request_id(stack: Stack, monkeypatch:
 
 def test_two_queue_messages_with_one_request_id_run_once(stack: Stack) -> None:
     session_id = str(uuid.uuid4())
-    body = invoke(session_id, str(uuid.uuid4()), content=[{"type": "text", "text": "Hello"}])
+    body = invoke_body(session_id, text="Hello", request_id=str(uuid.uuid4()))
     for _ in range(2):  # a producer that sent it again: another message (deduplicated by id, not content)
         stack.sqs.send_message(
             QueueUrl=stack.queue_url,
