@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,14 +17,19 @@ from tests.support.devstack import TIMEOUT_SECONDS, assert_none_left, remote_ref
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 
-def run_demo(*args: str) -> subprocess.Popen[str]:
+def run_demo(*args: str, preexec_fn: Callable[[], None] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "riverbeam.cli", "demo", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        preexec_fn=preexec_fn,
     )
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # what `cmd &` in a script, or nohup, gives a child
 
 
 def test_demo_pushes_the_approved_branch_only(tmp_path: Path) -> None:
@@ -60,8 +66,13 @@ def test_an_unusable_data_dir_is_one_line_and_exit_2(tmp_path: Path, make: str) 
     assert err.count("\n") == 1 and "Traceback" not in err and str(data_dir) in err, err
 
 
-def test_ctrl_c_mid_run_is_one_line_and_exit_130_and_stops_the_stack(tmp_path: Path) -> None:
-    process = run_demo("--data-dir", str(tmp_path))
+# started as a background job of a script or under nohup, the demo inherits SIGINT ignored: the command
+# restores SIGINT's default at start, so Ctrl-C stops it (and its stack) all the same
+@pytest.mark.parametrize("preexec_fn", [None, _ignore_sigint], ids=["sigint-default", "sigint-ignored"])
+def test_ctrl_c_mid_run_is_one_line_and_exit_130_and_stops_the_stack(
+    tmp_path: Path, preexec_fn: Callable[[], None] | None
+) -> None:
+    process = run_demo("--data-dir", str(tmp_path), preexec_fn=preexec_fn)
     try:
         assert process.stdout is not None
         for _ in range(1000):  # bounded: the demo prints two lines about the stack before its first ask
