@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +17,7 @@ import pytest
 from riverbeam_local.process import DevProcess, running
 
 from tests.support.devstack import TIMEOUT_SECONDS, http
-from tests.support.fake_bedrock import ENDPOINT_VARIABLE
+from tests.support.fake_bedrock import ENDPOINT_VARIABLE, serving
 from tests.support.hostile_agent import AGENTS_YAML
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
@@ -54,25 +51,12 @@ class _Refusing(BaseHTTPRequestHandler):
         pass
 
 
-@contextmanager
-def refusing_bedrock() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=30)
-
-
 def run_a_failing_model(data_dir: Path, *flags: str) -> list[str]:
     """Start the stack on the refusing model, invoke, wait for the failure to be logged, stop: the lines it
     wrote after it was ready (stdout and stderr)."""
     agents = data_dir.parent / f"{data_dir.name}-agents.yaml"
     agents.write_text(AGENTS_YAML)
-    with refusing_bedrock() as url:
+    with serving(_Refusing) as url:
         args = ("--agents", str(agents), "--model", "bedrock", *flags)
         with running(data_dir, args=args, env={ENDPOINT_VARIABLE: url}) as dev:
             ready = len(dev.stderr)

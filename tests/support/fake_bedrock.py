@@ -72,7 +72,14 @@ class _Handler(BaseHTTPRequestHandler):
 def fake_bedrock(script: Script) -> Iterator[str]:
     """A ConverseStream server on 127.0.0.1 answering each call with `script(request)`; yields its URL and
     stops it at the end."""
-    handler = type("ScriptedBedrock", (_Handler,), {"script": staticmethod(script)})
+    with serving(type("ScriptedBedrock", (_Handler,), {"script": staticmethod(script)})) as url:
+        yield url
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 (a free port) answering with `handler`, in a thread; yields its URL and
+    stops it at the end."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
