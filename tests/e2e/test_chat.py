@@ -26,7 +26,7 @@ from tests.support.devstack import (
     http,
     remote_refs,
     screen,
-    secret_of,
+    spawn_chat,
     work_commit,
 )
 
@@ -49,24 +49,7 @@ class Chat:
         self.session_id = session_id or str(uuid.uuid4())
         self.dev = dev
         self.user = user
-        flags = [
-            "--url",
-            dev.http_url,
-            "--secret",
-            secret_of(dev),
-            "--user",
-            user,
-            "--session",
-            self.session_id,
-        ]
-        self.term = pexpect.spawn(
-            sys.executable,
-            ["-m", "riverbeam.cli", "chat", *flags],
-            env={**os.environ, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"},
-            encoding="utf-8",
-            timeout=TIMEOUT_SECONDS,
-            dimensions=(50, 200),
-        )
+        self.term = spawn_chat(dev, user, self.session_id, columns=200)
         self.expect(PROMPT)
 
     def expect(self, pattern: str) -> None:

@@ -6,8 +6,6 @@ written raw), and a ref with bidi characters is asked about escaped, under a war
 from __future__ import annotations
 
 import io
-import os
-import sys
 import uuid
 from collections.abc import Iterator
 
@@ -15,7 +13,7 @@ import pexpect
 import pytest
 from riverbeam_local.process import DevProcess
 
-from tests.support.devstack import TIMEOUT_SECONDS, assert_none_left, http, screen, secret_of
+from tests.support.devstack import assert_none_left, http, screen, spawn_chat
 from tests.support.hostile_agent import (
     HOSTILE_SHOWN,
     RAW_SEQUENCES,
@@ -44,24 +42,7 @@ class Terminal:
     def __init__(self, dev: DevProcess) -> None:
         self.session_id = str(uuid.uuid4())
         self.transcript = io.StringIO()
-        flags = [
-            "--url",
-            dev.http_url,
-            "--secret",
-            secret_of(dev),
-            "--user",
-            USER,
-            "--session",
-            self.session_id,
-        ]
-        self.term = pexpect.spawn(
-            sys.executable,
-            ["-m", "riverbeam.cli", "chat", *flags],
-            env={**os.environ, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"},
-            encoding="utf-8",
-            timeout=TIMEOUT_SECONDS,
-            dimensions=(50, 240),
-        )
+        self.term = spawn_chat(dev, USER, self.session_id, columns=240)
         self.term.logfile_read = self.transcript
         self.term.expect(PROMPT)
 

@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pexpect
 from riverbeam_local.process import DevProcess
 from riverbeam_local.stack_secret import secret_in_url
 
@@ -29,6 +30,19 @@ def secret_of(dev: DevProcess) -> str:
     secret = secret_in_url(dev.urls["Inbox page"])
     assert secret, dev.urls
     return secret
+
+
+def spawn_chat(dev: DevProcess, user: str, session_id: str, columns: int) -> pexpect.spawn[str]:
+    """`riverbeam chat` on `dev` in a pseudo-terminal of 50 rows and `columns` columns."""
+    flags = ["--url", dev.http_url, "--secret", secret_of(dev), "--user", user, "--session", session_id]
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "riverbeam.cli", "chat", *flags],
+        env={**os.environ, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"},
+        encoding="utf-8",
+        timeout=TIMEOUT_SECONDS,
+        dimensions=(50, columns),
+    )
 
 
 def http(
