@@ -1,0 +1,93 @@
+"""`Policy`: an agent's Cedar policies plus the baseline (CONTRACT 10), parsed once, deciding each call.
+
+A call is decided by two requests: `run` not permitted -> deny; else `run_unattended` permitted -> allow;
+else ask. The file's policies come first, so Cedar's own ids (policy0, policy1, ...) are their places
+in the file; the baseline is added after them, under `@id`s of its own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import cedarpy
+
+from .decision import Decision
+from .syntax import error_line
+from .values import cedar_value, entities, requests
+
+BASELINE = """\
+@id("baseline-run") permit (principal, action == Action::"run", resource);
+@id("baseline-run-unattended") permit (principal, action == Action::"run_unattended", resource)
+  when { !context.confirm_required };
+"""
+
+
+def _parsed(text: str, source: str | None) -> cedarpy.PolicySet:
+    """The file's policies then the baseline; a ValueError naming the source and line where it fails."""
+    try:
+        policies = cedarpy.PolicySet.from_str(text)
+    except ValueError as error:
+        where = f"{source}, line" if source else "line"
+        line = error_line(cedarpy.PolicySet.from_str, text)
+        raise ValueError(f"{where} {line}: {error}") from None
+    if policies.templates():
+        raise ValueError(f"{source or 'the policy'}: templates (?principal, ?resource) are not supported")
+    return policies.with_added_str(BASELINE)
+
+
+class Policy:
+    """`Policy(text)`: the Cedar text (a syntax error raises ValueError naming the line) plus the
+    baseline; `Policy("")` is the baseline alone. `source` names where the text came from in errors."""
+
+    def __init__(self, text: str = "", *, source: str | None = None) -> None:
+        self.text = text
+        self.source = source
+        self._policies = _parsed(text, source)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Policy:
+        """The policy in a `.cedar` file; an unreadable file or a syntax error is a ValueError naming it."""
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ValueError(f"{path}: cannot read the policy: {error}") from None
+        return cls(text, source=str(path))
+
+    def __repr__(self) -> str:
+        return f"Policy(source={self.source!r}, policies={len(self._policies)})"
+
+    def decide(
+        self,
+        *,
+        tool: str,
+        args: dict[str, Any],
+        user_id: str,
+        groups: Iterable[str] = (),
+        agent: str = "",
+        confirm_required: bool = False,
+        session_id: str = "",
+    ) -> Decision:
+        """allow, ask or deny for `user_id` (in `groups`) calling `tool` with `args`, with the policies
+        that decided it."""
+        context = {
+            "agent": agent,
+            "args": cedar_value(dict(args)),
+            "confirm_required": confirm_required,
+            "session_id": session_id,
+        }
+        run, unattended = cedarpy.is_authorized_batch(
+            requests(user_id, tool, context), self._policies, entities(user_id, groups, tool)
+        )
+        if not run.allowed:
+            return Decision("deny", _ids(run))
+        if unattended.allowed:
+            return Decision("allow", _ids(unattended))
+        return Decision("ask", _ids(run))
+
+
+def _ids(result: cedarpy.AuthzResult) -> tuple[str, ...]:
+    """The `@id` of each policy that made the result, else Cedar's own id."""
+    named: dict[str, str] = result.diagnostics.id_annotations_by_reason
+    reasons: Sequence[str] = result.diagnostics.reasons
+    return tuple(sorted(named.get(r) or r for r in reasons))
