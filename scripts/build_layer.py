@@ -7,6 +7,8 @@ TARGET as agents.json: the same document, read by PyYAML here once, so that no c
 (~40 ms of CPU) to read it (json is imported by botocore anyway). A file that is not YAML fails the build.
 --layer tokens: the dependencies of layers/tokens/requirements.txt (PyJWT, `cryptography`), for the one
 function that verifies tokens ($connect); every other function goes without them.
+--layer policy: the dependencies of layers/policy/requirements.txt (cedarpy), for the functions that run
+agents and so decide their tool calls (invoke, worker); imported there only when an agent has a policy.
 
 sam build runs this through each layer's Makefile (layers/<name>/Makefile) with TARGET=$(ARTIFACTS_DIR).
 By default the dependencies are wheels for the Lambda runtime (CPython 3.12, manylinux x86_64), whatever
@@ -71,6 +73,7 @@ LAYERS = {
         agents_file=ROOT / "agents.yaml",
     ),
     "tokens": Layer(requirements=ROOT / "layers" / "tokens" / "requirements.txt"),
+    "policy": Layer(requirements=ROOT / "layers" / "policy" / "requirements.txt"),
 }
 # in the Lambda runtime already; whatever only they pull in is left out too
 RUNTIME_PROVIDED = frozenset({"boto3", "botocore"})
