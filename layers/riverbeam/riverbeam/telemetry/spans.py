@@ -1,0 +1,171 @@
+"""Spans in OpenTelemetry's GenAI conventions: `invoke_agent <agent>` per run, `chat <model>` per model
+call, `execute_tool <tool>` per tool call, with Riverbeam's `riverbeam.*` attributes. Each helper is a
+context manager that ends its span when the block ends, errors included (the error recorded on it), so no
+span outlives the call it describes: none stays open while a person decides.
+
+Only `opentelemetry-api`: without a tracer provider (none set up) every span is a no-op that costs a few
+microseconds; the deployment decides what exports them (ADOT in Lambda, a file or nothing locally)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry import trace
+from opentelemetry.trace import Link, Span, SpanKind, StatusCode
+
+from . import attributes as attr
+
+if TYPE_CHECKING:
+    from opentelemetry.context import Context
+
+INSTRUMENTATION = "riverbeam"
+
+
+@functools.cache
+def tracer() -> trace.Tracer:
+    """The library's tracer. Made once: before a provider is set it is a proxy that follows the provider
+    set later (a test's, ADOT's)."""
+    return trace.get_tracer(INSTRUMENTATION)
+
+
+def _present(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The attributes that have a value (OpenTelemetry refuses None)."""
+    return {key: value for key, value in values.items() if value is not None}
+
+
+@contextmanager
+def agent_span(
+    *,
+    agent_name: str,
+    session_id: str,
+    interaction_id: str,
+    run_id: str,
+    kind: str,
+    agent_id: str | None = None,
+    links: Sequence[Link] = (),
+    parent: Context | None = None,
+) -> Iterator[Span]:
+    """`invoke_agent <agent>`: one run, as the current span of the block. `links` point at the runs that
+    asked for the actions this one resumes; `parent` is a context carried by a queue message, where the
+    run continues a request's trace."""
+    attributes = _present(
+        {
+            attr.OPERATION: attr.INVOKE_AGENT,
+            attr.AGENT_NAME: agent_name,
+            attr.AGENT_ID: agent_id,
+            attr.CONVERSATION_ID: session_id,
+            attr.INTERACTION_ID: interaction_id,
+            attr.RUN_ID: run_id,
+            attr.RUN_KIND: kind,
+        }
+    )
+    with tracer().start_as_current_span(
+        f"{attr.INVOKE_AGENT} {agent_name}",
+        context=parent,
+        kind=SpanKind.INTERNAL,
+        attributes=attributes,
+        links=list(links),
+    ) as span:
+        yield span
+
+
+@contextmanager
+def chat_span(*, model: str, provider: str) -> Iterator[Span]:
+    """`chat <model>`: one model call (a turn), as the current span of the block."""
+    with tracer().start_as_current_span(
+        f"{attr.CHAT} {model}",
+        kind=SpanKind.CLIENT,
+        attributes={attr.OPERATION: attr.CHAT, attr.REQUEST_MODEL: model, attr.PROVIDER: provider},
+    ) as span:
+        yield span
+
+
+@contextmanager
+def tool_span(
+    *,
+    tool: str,
+    call_id: str,
+    args: Mapping[str, Any],
+    decision: str,
+    action_id: str | None = None,
+    args_sha256: str | None = None,
+    decided_by: str | None = None,
+) -> Iterator[Span]:
+    """`execute_tool <tool>`: one tool call, as the current span of the block. `decision` is how it came
+    to run (`allow`: nobody was asked; `ask`: a person approved it, `decided_by`); the args go on the span
+    only where RIVERBEAM_CAPTURE_ARGS is `true`."""
+    attributes = _present(
+        {
+            attr.OPERATION: attr.EXECUTE_TOOL,
+            attr.TOOL_NAME: tool,
+            attr.TOOL_TYPE: "function",
+            attr.TOOL_CALL_ID: call_id,
+            attr.DECISION: decision,
+            attr.ACTION_ID: action_id,
+            attr.ARGS_SHA256: args_sha256,
+            attr.DECIDED_BY: decided_by,
+            attr.TOOL_CALL_ARGUMENTS: captured(args) if attr.capture_args() else None,
+        }
+    )
+    with tracer().start_as_current_span(
+        f"{attr.EXECUTE_TOOL} {tool}", kind=SpanKind.INTERNAL, attributes=attributes
+    ) as span:
+        yield span
+
+
+def captured(value: Any) -> str:
+    """A value as a span keeps it: JSON, cut to CAPTURE_LIMIT characters."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= attr.CAPTURE_LIMIT else text[: attr.CAPTURE_LIMIT - 1] + "…"
+
+
+def tool_outcome(span: Span, *, status: str, output: Any = None, code: str | None = None) -> None:
+    """A tool's outcome on its span: an error's code as `error.type` and the span's status; the output
+    only where args are captured."""
+    if status != "ok":
+        span.set_attribute(attr.ERROR_TYPE, code or status)
+        span.set_status(StatusCode.ERROR, code or status)
+    if output is not None and attr.capture_args():
+        span.set_attribute(attr.TOOL_CALL_RESULT, captured(output))
+
+
+def usage(span: Span, tokens: Any) -> None:
+    """Token usage (a `TokenUsage`, or None where the model counts none) on a chat or agent span."""
+    if tokens is None:
+        return
+    for name, value in (
+        (attr.INPUT_TOKENS, tokens.input_tokens),
+        (attr.OUTPUT_TOKENS, tokens.output_tokens),
+        (attr.CACHE_READ_TOKENS, tokens.cache_read_tokens),
+        (attr.CACHE_WRITE_TOKENS, tokens.cache_write_tokens),
+    ):
+        if value:
+            span.set_attribute(name, value)
+
+
+def failed(span: Span, code: str, message: str = "") -> None:
+    """A failure that is answered, not raised (a run closed `failed`): its code on the span."""
+    span.set_attribute(attr.ERROR_TYPE, code)
+    span.set_status(StatusCode.ERROR, f"{code}: {message}" if message else code)
+
+
+def approval_requested(
+    span: Span, *, action_id: str, tool: str, args_sha256: str, expires_at: str | None = None
+) -> None:
+    """An action the run asks a person for, as an event of its span (the tool does not run in it)."""
+    span.add_event(
+        attr.APPROVAL_REQUESTED,
+        _present(
+            {
+                attr.ACTION_ID: action_id,
+                attr.TOOL_NAME: tool,
+                attr.ARGS_SHA256: args_sha256,
+                attr.DECISION: "ask",
+                "riverbeam.expires_at": expires_at,
+            }
+        ),
+    )
