@@ -36,7 +36,7 @@ What each handler's first request creates (every one: the RiverBeam, with its Dy
   the agent's model and its Bedrock client (the first job's run calls it);
 - sweep: the management API client (its frame pusher).
 The first request of invoke and resume is an HTTP request: a WebSocket message's also builds the models of
-its event (riverbeam.aws.events, about 3 ms).
+its event (riverbeam.aws.websocket_events, about 3 ms).
 Samples are interleaved (floor, each handler, again) after one unmeasured round, so that the machine's noise
 falls on all alike; the figures are medians, the ratio is handler / floor (the goal: at most 1.5). The
 layers' sizes are their zips' (deflated, as SAM uploads them; boto3 is not in them), the goal 5 MB for the

@@ -42,9 +42,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
-from riverbeam.workspace import prepare_workspace
-from riverbeam_local import process
-from riverbeam_local.client import ApiClient, ClientError, Json, response, websocket_url
+from riverbeam.agent.workspace import prepare_workspace
+from riverbeam_local.clients import dev_process
+from riverbeam_local.clients.client import ApiClient, ClientError, Json, response, websocket_url
 from riverbeam_local.stack_secret import secret_in_url
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import WebSocketException
@@ -248,7 +248,7 @@ def report(figures: Figures, total: int, wall: float) -> None:
     print(f"errors: {len(figures.errors)}")
 
 
-def drive(dev: process.DevProcess, args: argparse.Namespace) -> tuple[Figures, float, tuple[int, int]]:
+def drive(dev: dev_process.DevProcess, args: argparse.Namespace) -> tuple[Figures, float, tuple[int, int]]:
     """The load against a started stack: the figures, the wall time and the double runs (frames, records)."""
     print(
         f"stack: riverbeam dev (pid {dev.process.pid}) at {dev.http_url}/, the offline model; "
@@ -274,7 +274,7 @@ def drive(dev: process.DevProcess, args: argparse.Namespace) -> tuple[Figures, f
 def bench(args: argparse.Namespace, data_dir: Path) -> int:
     print(conditions(), flush=True)
     make_branches(data_dir, args.sessions)
-    dev = process.start(data_dir, port=args.port, args=("--model", "offline"))
+    dev = dev_process.start(data_dir, port=args.port, args=("--model", "offline"))
     try:
         figures, wall, (in_frames, in_records) = drive(dev, args)
     finally:

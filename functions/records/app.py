@@ -10,7 +10,7 @@ with init_without_gc():
     from aws_lambda_powertools.utilities.typing import LambdaContext
     from riverbeam.aws import runtime
     from riverbeam.aws.entry import lambda_entry
-    from riverbeam.aws.reads import records_routes
+    from riverbeam.aws.read_routes import records_routes
     from riverbeam.aws.router import http_app
 
     app = http_app(records_routes)

@@ -12,7 +12,7 @@ with init_without_gc():
     from aws_lambda_powertools.utilities.typing import LambdaContext
     from riverbeam.aws import runtime
     from riverbeam.aws.entry import lambda_entry
-    from riverbeam.aws.sweep import handle_schedule
+    from riverbeam.aws.scheduled_sweep import handle_schedule
 
     # made at init in Lambda (runtime.prepare says why): each sweep pushes the frames of what it expired
     runtime.prepare(push=True)

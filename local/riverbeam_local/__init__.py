@@ -1,6 +1,6 @@
-"""`riverbeam dev`: Riverbeam's HTTP and WebSocket APIs on 127.0.0.1, as API Gateway serves them, routed to
-the handlers of functions/ in-process (developer tooling: the deployed functions never import this)."""
+"""Riverbeam's local tooling: the dev stack (`stack/`), the command line clients of a running stack
+(`clients/`) and the inbox page (`inbox/`). The deployed functions never import it."""
 
-from .cli import main
+from .command import main
 
 __all__ = ["main"]

@@ -1,8 +1,6 @@
 import sys
 
-from riverbeam.cli import ctrl_c_interrupts
-
-from .cli import main
+from .command import ctrl_c_interrupts, main
 
 ctrl_c_interrupts()
 sys.exit(main())

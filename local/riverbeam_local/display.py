@@ -7,7 +7,7 @@ window, moves the cursor, erases a line), bidi controls (`docs/\\u202eetadpu\\u2
 selectors, tags). Each is shown as a visible escape instead: `\\x1b` for C0 and DEL, `\\u202e` for the
 rest (`\\U000e0041` beyond the BMP). In JSON the escape is JSON's own (`\\u202e`, a surrogate pair beyond
 the BMP), so the JSON shown stays valid and parses to the same value. The inbox page does the same in
-static/inbox/display.js."""
+inbox/static/inbox/display.js."""
 
 from __future__ import annotations
 

@@ -3,20 +3,6 @@
 from typing import TYPE_CHECKING, Any
 
 from .dynamo import DynamoBeamStore, ensure_table
-from .errors import (
-    ActionConflict,
-    ContentTooLarge,
-    InteractionBusy,
-    InteractionInOtherSession,
-    InteractionMissing,
-    RecordExists,
-    RunClaimed,
-    RunNotRunning,
-    SessionMissing,
-    SessionOwnedByOther,
-    StoreBusy,
-    StoreConflict,
-)
 from .outbox import OutboxEvent
 from .protocol import BeamStore
 from .records import (
@@ -40,7 +26,21 @@ from .records import (
     new_id,
     utc_now,
 )
-from .step import MessageDraft, StepWrite
+from .step_write import MessageDraft, StepWrite
+from .store_errors import (
+    ActionConflict,
+    ContentTooLarge,
+    InteractionBusy,
+    InteractionInOtherSession,
+    InteractionMissing,
+    RecordExists,
+    RunClaimed,
+    RunNotRunning,
+    SessionMissing,
+    SessionOwnedByOther,
+    StoreBusy,
+    StoreConflict,
+)
 
 if TYPE_CHECKING:
     from .memory import InMemoryStore

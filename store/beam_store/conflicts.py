@@ -23,7 +23,9 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel
 
-from .errors import (
+from .records import Action, Interaction, Run, Session
+from .step_write import StepWrite
+from .store_errors import (
     ActionConflict,
     InteractionBusy,
     InteractionInOtherSession,
@@ -34,8 +36,6 @@ from .errors import (
     SessionOwnedByOther,
     StoreConflict,
 )
-from .records import Action, Interaction, Run, Session
-from .step import StepWrite
 
 PartKind = Literal[
     "resolve", "outcome", "open", "told", "session", "interaction", "run", "message", "frame", "outbox"

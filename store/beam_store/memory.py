@@ -12,7 +12,6 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from .conflicts import Part, first_conflict
-from .errors import RunClaimed, RunNotRunning
 from .outbox import OUTBOX_TTL_SECONDS, OutboxEvent
 from .protocol import ExpiryEvents
 from .records import (
@@ -29,7 +28,8 @@ from .records import (
     overdue,
     overdue_cursor,
 )
-from .step import StepWrite, numbered, opened_after
+from .step_write import StepWrite, numbered, opened_after
+from .store_errors import RunClaimed, RunNotRunning
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -15,7 +15,7 @@ from .records import (
     Run,
     Session,
 )
-from .step import StepWrite
+from .step_write import StepWrite
 
 # the events an expiry publishes, made from the action as the expiry stores it
 ExpiryEvents = Callable[[Action], Sequence[OutboxEvent]]

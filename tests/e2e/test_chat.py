@@ -16,7 +16,7 @@ from typing import Any
 
 import pexpect
 import pytest
-from riverbeam_local.process import DevProcess, running, start
+from riverbeam_local.clients.dev_process import DevProcess, running, start
 
 from tests.support.devstack import (
     ANSI,
@@ -250,7 +250,7 @@ def test_a_stack_that_restarts_under_the_chat_is_reconnected(tmp_path: Path) -> 
 def test_a_stack_that_is_not_there_is_one_line_and_exit_1() -> None:
     term = pexpect.spawn(
         sys.executable,
-        ["-m", "riverbeam.cli", "chat", "--url", f"http://127.0.0.1:{free_port()}"],
+        ["-m", "riverbeam_local", "chat", "--url", f"http://127.0.0.1:{free_port()}"],
         encoding="utf-8",
         timeout=TIMEOUT_SECONDS,
     )

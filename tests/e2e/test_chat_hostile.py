@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pexpect
 import pytest
-from riverbeam_local.process import DevProcess
+from riverbeam_local.clients.dev_process import DevProcess
 
 from tests.support.devstack import assert_none_left, http, screen, spawn_chat
 from tests.support.hostile_agent import (

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from riverbeam_local.process import DevProcess, running
+from riverbeam_local.clients.dev_process import DevProcess, running
 
 from tests.support.devstack import (
     TIMEOUT_SECONDS,

@@ -1,6 +1,6 @@
-"""The clients' frame stream (riverbeam_local.stream) against a WebSocket server of the test's own on
-127.0.0.1 that drops the connection mid-run: the subscription reconnects, the frames it missed are read back
-over HTTP (here a stand-in for GET /runs/{id}/frames), and each frame is shown once, in order."""
+"""The clients' frame stream (riverbeam_local.clients.subscription) against a WebSocket server of the test's
+own on 127.0.0.1 that drops the connection mid-run: the subscription reconnects, the frames it missed are read
+back over HTTP (here a stand-in for GET /runs/{id}/frames), and each frame is shown once, in order."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import json
 from typing import Any
 
 import pytest
-from riverbeam_local import stream
-from riverbeam_local.client import ApiClient, Json
-from riverbeam_local.stream import Subscription
+from riverbeam_local.clients import subscription
+from riverbeam_local.clients.client import ApiClient, Json
+from riverbeam_local.clients.subscription import Subscription
 from websockets.asyncio.server import ServerConnection, serve
 
 pytestmark = pytest.mark.timeout(120)
@@ -61,7 +61,7 @@ async def follow_with(script: list[list[Json]], *, hold: bool) -> tuple[list[int
 
 @pytest.fixture(autouse=True)
 def quick(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(stream, "IDLE_POLL_SECONDS", 0.3)
+    monkeypatch.setattr(subscription, "IDLE_POLL_SECONDS", 0.3)
 
 
 def test_a_dropped_connection_is_reconnected_and_the_missed_frames_replayed() -> None:
@@ -113,7 +113,7 @@ def test_a_frame_pushed_truncated_is_read_whole_from_the_stored_frames_at_once(
 ) -> None:
     """Too large for one WebSocket message, frame 2 came as its stand-in: the follower reads the stored
     frames at once, not after the socket has been quiet for IDLE_POLL_SECONDS."""
-    monkeypatch.setattr(stream, "IDLE_POLL_SECONDS", 60.0)
+    monkeypatch.setattr(subscription, "IDLE_POLL_SECONDS", 60.0)
     stand_in = {k: v for k, v in frame(2).items() if k != "text"} | {"truncated": True, "size": 200_000}
     pushed = [frame(0, "run_started"), frame(1), stand_in, frame(3), frame(4, "done")]
 

@@ -8,7 +8,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from riverbeam_local.process import running, start
+from riverbeam_local.clients.dev_process import running, start
 
 from tests.support.devstack import TIMEOUT_SECONDS, assert_none_left, http, riverbeam
 

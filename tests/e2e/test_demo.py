@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 def run_demo(*args: str, preexec_fn: Callable[[], None] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "riverbeam.cli", "demo", *args],
+        [sys.executable, "-m", "riverbeam_local", "demo", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

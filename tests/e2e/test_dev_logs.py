@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from riverbeam_local.process import DevProcess, running
+from riverbeam_local.clients.dev_process import DevProcess, running
 
 from tests.support.devstack import TIMEOUT_SECONDS, http
 from tests.support.fake_bedrock import ENDPOINT_VARIABLE, serving

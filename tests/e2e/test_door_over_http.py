@@ -16,7 +16,7 @@ from typing import Any
 
 import boto3
 import pytest
-from riverbeam_local.process import DevProcess, running, start
+from riverbeam_local.clients.dev_process import DevProcess, running, start
 from riverbeam_local.stack_secret import page_url
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
-from riverbeam_local.process import DevProcess
+from riverbeam_local.clients.dev_process import DevProcess
 
 from tests.support import browser
 from tests.support.devstack import assert_none_left, http, secret_of

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from riverbeam_local.process import DevProcess, running
+from riverbeam_local.clients.dev_process import DevProcess, running
 
 from tests.support import browser
 from tests.support.devstack import http, remote_refs, secret_of, work_commit

@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from riverbeam_local.process import DevProcess, running
+from riverbeam_local.clients.dev_process import DevProcess, running
 from websockets.asyncio.client import connect
 
 from tests.support.bedrock import text_events, tool_events

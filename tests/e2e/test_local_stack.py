@@ -19,7 +19,7 @@ from typing import Any
 import boto3
 import pytest
 from botocore.exceptions import ClientError
-from riverbeam_local.process import DevProcess, running, start
+from riverbeam_local.clients.dev_process import DevProcess, running, start
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
@@ -354,7 +354,7 @@ def test_a_data_dir_that_is_a_file_is_one_line_and_exit_2(tmp_path: Path) -> Non
 
 def _run_to_end(data_dir: Path, *args: str) -> tuple[int, str]:
     done = subprocess.run(
-        [sys.executable, "-m", "riverbeam.cli", "dev", "--data-dir", str(data_dir), *args],
+        [sys.executable, "-m", "riverbeam_local", "dev", "--data-dir", str(data_dir), *args],
         capture_output=True,
         text=True,
         timeout=120,

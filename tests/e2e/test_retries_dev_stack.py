@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from riverbeam_local.process import DevProcess, running
+from riverbeam_local.clients.dev_process import DevProcess, running
 from websockets.asyncio.client import ClientConnection, connect
 
 from tests.support.agents import invoke_body, resume_body

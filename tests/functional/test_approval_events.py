@@ -19,7 +19,7 @@ from typing import Any
 import boto3
 import pytest
 from beam_store import Action, ActionResponseRecord, BeamStore, OutboxEvent
-from beam_store.dynamo.outbox import outbox_items
+from beam_store.dynamo.outbox_items import outbox_items
 from riverbeam import (
     AgentResult,
     ApprovalEvent,
@@ -32,7 +32,7 @@ from riverbeam import (
     ToolCall,
 )
 from riverbeam.aws import bus, runtime
-from riverbeam.pipeline import events
+from riverbeam.pipeline import approval_events
 
 from tests.support.agents import PushCounter, invoke_body, resume_body
 from tests.support.clock import Clock, asked, clocked, iso
@@ -293,7 +293,9 @@ def _outbox_record(stack: Stack, image: dict[str, Any], n: int) -> dict[str, Any
 
 def _event_item(n: int) -> dict[str, Any]:
     action = _decided(n).model_copy(update={"args": {"ref": f"docs/{n}"}, "response": None})
-    (item,) = outbox_items(events.outbox(events.approval_events(events.REQUESTED, [action])))
+    (item,) = outbox_items(
+        approval_events.outbox(approval_events.approval_events(approval_events.REQUESTED, [action]))
+    )
     return item
 
 
@@ -351,8 +353,8 @@ def _entry_size(entry: dict[str, Any]) -> int:
 def _decided(n: int) -> Action:
     """A decision as large as an event keeps: args and edited args just under ARGS_LIMIT, a reason of
     REASON_LIMIT control characters (each \\u0001, six bytes, in the Detail)."""
-    big = {"text": "x" * (events.ARGS_LIMIT - 20)}
-    assert len(json.dumps(big, separators=(",", ":")).encode()) <= events.ARGS_LIMIT
+    big = {"text": "x" * (approval_events.ARGS_LIMIT - 20)}
+    assert len(json.dumps(big, separators=(",", ":")).encode()) <= approval_events.ARGS_LIMIT
     return Action(
         action_id=f"00000000-0000-4000-8000-{n:012d}",
         session_id="s",
@@ -368,7 +370,7 @@ def _decided(n: int) -> Action:
             request_id="q",
             who="u1",
             when="2026-12-03T09:00:00.000000Z",
-            reason="\x01" * events.REASON_LIMIT,
+            reason="\x01" * approval_events.REASON_LIMIT,
             edited_args=big,
             edited_args_sha256="e",
         ),
@@ -386,7 +388,11 @@ def test_each_put_events_call_stays_under_256_kb() -> None:
             return {"FailedEntryCount": 0, "Entries": [{"EventId": "x"} for _ in Entries]}
 
     decided = [_decided(n) for n in range(10)]  # a resume may answer up to 25 actions
-    put = bus.put(Client(), "bus", events.outbox(events.approval_events(events.DECIDED, decided)))  # type: ignore[arg-type]
+    put = bus.put(
+        Client(),
+        "bus",
+        approval_events.outbox(approval_events.approval_events(approval_events.DECIDED, decided)),
+    )  # type: ignore[arg-type]
     assert all(len(call) <= 10 for call in calls)
     sizes = [sum(_entry_size(e) for e in call) for call in calls]
     assert max(sizes) < PUT_EVENTS_BYTES, f"a PutEvents request of {max(sizes)} bytes"

@@ -29,7 +29,7 @@ from riverbeam import (
     ToolCall,
     tool,
 )
-from riverbeam.llm import AuthorOfflineModel
+from riverbeam.agent.llm import AuthorOfflineModel
 from riverbeam.models import DoneFrame
 
 from tests.functional.test_errors import interrupted, refused

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from beam_store import BeamStore
 from riverbeam import BeamError, RiverBeam
-from riverbeam.agent_config import ConfigError, configured_runners
+from riverbeam.agent.config import ConfigError, configured_runners
 
 from tests.support.agents import resume_body
 from tests.support.clock import T0, Clock, asked, iso

@@ -15,7 +15,7 @@ from beam_store import Connection, DynamoBeamStore
 from botocore.exceptions import ClientError
 from riverbeam import BeamError, ModelTurn, RiverBeam, ScriptedModel, ToolAgentRunner, ToolCall, tool
 from riverbeam.aws.push import WebSocketPusher
-from riverbeam_local.template import ROOT, read
+from riverbeam_local.stack.template import ROOT, read
 
 from tests.support.agents import FrameLog, invoke_body, resume_body
 from tests.support.clock import Clock, asked, clocked

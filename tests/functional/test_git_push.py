@@ -18,7 +18,7 @@ from riverbeam import (
     ToolError,
     git_push_tool,
 )
-from riverbeam.workspace import prepare_workspace
+from riverbeam.agent.workspace import prepare_workspace
 
 from tests.support.agents import FrameLog, invoke_body, resume_body
 

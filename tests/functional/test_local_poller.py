@@ -13,8 +13,8 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
-from riverbeam_local import aws, template
-from riverbeam_local.poller import Poller
+from riverbeam_local.stack import services, template
+from riverbeam_local.stack.queue_poller import Poller
 
 from tests.support.stores import REGION
 
@@ -37,7 +37,7 @@ def _count(sqs: Any, url: str) -> int:
 def test_batches_failures_and_the_dead_letter_queue(sqs: Any) -> None:
     spec = template.load()
     immediate = dataclasses.replace(spec, queue=dataclasses.replace(spec.queue, visibility_timeout=2))
-    queues = aws.ensure_queues(sqs, "poller-test", immediate)
+    queues = services.ensure_queues(sqs, "poller-test", immediate)
     batches: list[dict[str, Any]] = []
 
     def worker(event: dict[str, Any]) -> dict[str, Any]:

@@ -17,10 +17,10 @@ from typing import Any
 import boto3
 import pytest
 from beam_store import OutboxEvent
-from beam_store.dynamo.outbox import events_of, outbox_items
+from beam_store.dynamo.outbox_items import events_of, outbox_items
 from botocore.config import Config
 from moto import mock_aws
-from riverbeam_local import aws, outbox, template
+from riverbeam_local.stack import services, table_stream, template
 
 from tests.support.stores import REGION, serialized_moto
 
@@ -33,8 +33,8 @@ def table() -> Iterator[tuple[Any, str, Any]]:
     with mock_aws(), serialized_moto():
         dynamodb = boto3.client("dynamodb", region_name=REGION)
         name = f"tail-{uuid.uuid4().hex[:8]}"
-        aws.ensure_table(dynamodb, name, template.load())
-        arn = aws.stream_arn(dynamodb, name)
+        services.ensure_table(dynamodb, name, template.load())
+        arn = services.stream_arn(dynamodb, name)
         assert arn is not None
         config = Config(account_id_endpoint_mode="disabled")
         yield dynamodb, name, (boto3.client("dynamodbstreams", region_name=REGION, config=config), arn)
@@ -83,7 +83,7 @@ def test_outbox_items_written_after_the_start_in_lambdas_shape_and_nothing_else(
     batches: list[dict[str, Any]] = []
     source = template.load().stream_consumer
     assert source is not None
-    tail = outbox.StreamTail(
+    tail = table_stream.StreamTail(
         streams,
         arn,
         lambda event: batches.append(event) or {"batchItemFailures": []},
@@ -139,7 +139,7 @@ def test_a_failed_record_is_sent_again_from_itself_then_passed_over_after_the_re
 
     retries = dataclasses.replace(source, max_retries=2)
     gated = Gated(streams)
-    tail = outbox.StreamTail(
+    tail = table_stream.StreamTail(
         gated,
         arn,
         function,
@@ -178,10 +178,10 @@ def test_the_templates_filter_takes_outbox_inserts_only() -> None:
     source = template.load().stream_consumer
     assert source is not None and source.pattern is not None
     outbox_insert = {"eventName": "INSERT", "dynamodb": {"NewImage": {"entity": {"S": "outbox"}}}}
-    assert outbox.matches(source.pattern, outbox_insert)
-    assert not outbox.matches(source.pattern, outbox_insert | {"eventName": "MODIFY"})
-    assert not outbox.matches(source.pattern, outbox_insert | {"eventName": "REMOVE"})
-    assert not outbox.matches(source.pattern, {"eventName": "INSERT", "dynamodb": {"NewImage": {}}})
-    assert not outbox.matches(
+    assert table_stream.matches(source.pattern, outbox_insert)
+    assert not table_stream.matches(source.pattern, outbox_insert | {"eventName": "MODIFY"})
+    assert not table_stream.matches(source.pattern, outbox_insert | {"eventName": "REMOVE"})
+    assert not table_stream.matches(source.pattern, {"eventName": "INSERT", "dynamodb": {"NewImage": {}}})
+    assert not table_stream.matches(
         source.pattern, {"eventName": "INSERT", "dynamodb": {"NewImage": {"entity": {"S": "action"}}}}
     )

@@ -100,7 +100,7 @@ def test_the_wheel_holds_every_package_module_and_data_file(wheel: Path) -> None
     assert {"riverbeam/aws/__init__.py", "riverbeam/py.typed", "beam_store/py.typed"} <= expected
     assert sorted(expected - shipped) == [], "left out of the wheel"
     assert sorted(shipped - expected) == [], "in the wheel but not in the source packages"
-    assert "riverbeam = riverbeam.cli:main" in entry_points
+    assert "riverbeam = riverbeam_local.command:main" in entry_points
 
 
 @pytest.mark.timeout(600)

@@ -162,7 +162,7 @@ def counting(self, data, path, *args, **kwargs):
     return to_code(self, data, path, *args, **kwargs)
 bootstrap.SourceLoader.source_to_code = counting
 import riverbeam.aws.http, riverbeam.aws.websocket, riverbeam.aws.worker, riverbeam.aws.identity
-import riverbeam.agent_config
+import riverbeam.agent.config
 import base64, time
 import pydantic, yaml
 from cryptography.hazmat.primitives import hashes

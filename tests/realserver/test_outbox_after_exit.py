@@ -20,7 +20,7 @@ import pytest
 from beam_store import DynamoBeamStore
 from botocore.config import Config
 from riverbeam.aws import runtime
-from riverbeam_local.outbox import lambda_record, matches
+from riverbeam_local.stack.table_stream import lambda_record, matches
 
 from tests.support.lambda_stack import LambdaContext, load_function, stream_filter
 from tests.support.stores import REGION, dynamodb_client

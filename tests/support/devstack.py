@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pexpect
-from riverbeam_local.process import DevProcess
+from riverbeam_local.clients.dev_process import DevProcess
 from riverbeam_local.stack_secret import secret_in_url
 
 # far above a normal run (a second or two), for a loaded 2-core CI machine
@@ -37,7 +37,7 @@ def spawn_chat(dev: DevProcess, user: str, session_id: str, columns: int) -> pex
     flags = ["--url", dev.http_url, "--secret", secret_of(dev), "--user", user, "--session", session_id]
     return pexpect.spawn(
         sys.executable,
-        ["-m", "riverbeam.cli", "chat", *flags],
+        ["-m", "riverbeam_local", "chat", *flags],
         env={**os.environ, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"},
         encoding="utf-8",
         timeout=TIMEOUT_SECONDS,
@@ -103,7 +103,7 @@ def riverbeam(
 ) -> subprocess.CompletedProcess[str]:
     """`riverbeam ARGS` as a person runs it, to its end; `env` adds to the environment."""
     return subprocess.run(
-        [sys.executable, "-m", "riverbeam.cli", *args],
+        [sys.executable, "-m", "riverbeam_local", *args],
         capture_output=True,
         text=True,
         timeout=timeout,

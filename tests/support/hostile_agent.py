@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from riverbeam_local.process import DevProcess, running
+from riverbeam_local.clients.dev_process import DevProcess, running
 
 from tests.support.bedrock import MODEL, text_events, tool_events
 from tests.support.fake_bedrock import ENDPOINT_VARIABLE, fake_bedrock, tool_results, user_text

@@ -22,9 +22,9 @@ from botocore.config import Config
 from moto import mock_aws
 from riverbeam.aws import runtime
 from riverbeam.aws.worker import lambda_record
-from riverbeam_local.outbox import lambda_record as lambda_stream_record
-from riverbeam_local.outbox import matches
-from riverbeam_local.template import read as read_template
+from riverbeam_local.stack.table_stream import lambda_record as lambda_stream_record
+from riverbeam_local.stack.table_stream import matches
+from riverbeam_local.stack.template import read as read_template
 
 from tests.support.stores import REGION, serialized_moto
 

@@ -11,7 +11,7 @@ from typing import Any
 import boto3
 from beam_store import DynamoBeamStore, InMemoryStore, OutboxEvent
 from beam_store.dynamo import deserialize_item
-from beam_store.dynamo.outbox import events_of, is_outbox
+from beam_store.dynamo.outbox_items import events_of, is_outbox
 from beam_store.embedded import install_item_rollback
 from botocore.config import Config
 from moto import mock_aws

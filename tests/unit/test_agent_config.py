@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 import yaml
-from riverbeam import AuthorOfflineModel, BedrockConverseModel, ChatModel, agent_config
-from riverbeam.agent_config import ConfigError, build_runners, configured_runners, load_agents, model_ids
+from riverbeam import AuthorOfflineModel, BedrockConverseModel, ChatModel
+from riverbeam.agent import config as agent_config
+from riverbeam.agent.config import ConfigError, build_runners, configured_runners, load_agents, model_ids
 
 ROOT = Path(__file__).resolve().parents[2]
 

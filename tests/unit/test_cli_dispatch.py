@@ -1,21 +1,46 @@
-"""The `riverbeam` command of the layer dispatches to the developer tooling (riverbeam_local) only when a
-subcommand runs: importing the layer's cli, as the deployed functions may, loads none of it."""
+"""The `riverbeam` command (riverbeam_local.command) loads a subcommand's libraries only when that subcommand
+runs, and nothing deployed (the layer, the functions) imports the tooling at all, not even lazily."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
 from importlib import metadata
+from pathlib import Path
 
 import pytest
-from riverbeam.cli import COMMANDS, main
+from riverbeam_local.command import COMMANDS, main
 
-TOOLING = ("riverbeam_local", "prompt_toolkit", "rich", "websockets", "uvicorn", "starlette", "pexpect")
+ROOT = Path(__file__).resolve().parents[2]
+LIBRARIES = ("prompt_toolkit", "rich", "websockets", "uvicorn", "starlette", "pexpect")
 
 
-def test_the_layers_cli_imports_no_tooling() -> None:
-    probe = f"import sys, riverbeam, riverbeam.cli; print([m for m in {TOOLING!r} if m in sys.modules])"
+def imported_modules(path: Path) -> set[str]:
+    """Every module a file imports, at its top or inside a function."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    return names
+
+
+def test_nothing_deployed_imports_the_tooling() -> None:
+    deployed = [*(ROOT / "layers").rglob("*.py"), *(ROOT / "functions").rglob("*.py")]
+    assert len(deployed) > 40
+    importers = sorted(
+        str(path.relative_to(ROOT))
+        for path in deployed
+        if any(name.split(".")[0] == "riverbeam_local" for name in imported_modules(path))
+    )
+    assert importers == []
+
+
+def test_the_command_loads_no_subcommand_library() -> None:
+    probe = f"import sys, riverbeam_local.command; print([m for m in {LIBRARIES!r} if m in sys.modules])"
     # on the layer as the tests import it (its python/ folder first)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env)
@@ -61,7 +86,7 @@ def test_version_is_the_installed_distributions(capsys: pytest.CaptureFixture[st
 
 def test_the_installed_command_alone_prints_help() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "riverbeam.cli"],
+        [sys.executable, "-m", "riverbeam_local"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import re
 
-from riverbeam_local.cli import HandlerFormatter, StackFormatter
+from riverbeam_local.stack.dev_command import HandlerFormatter, StackFormatter
 
 
 def record(

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
+from riverbeam_local.clients.view import View, outcome_summary
 from riverbeam_local.display import hidden_warning, is_hidden, visible, visible_json
-from riverbeam_local.view import View, outcome_summary
 
 # Trojan Source: drawn as "docs/update", it is another ref
 TROJAN_REF = "docs/\u202eetadpu\u202c"

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from riverbeam_local import chat, commands
+from riverbeam_local.clients import chat, commands
 from riverbeam_local.display import is_hidden
 
 from tests.support.devstack import riverbeam
@@ -38,7 +38,7 @@ def no_request(monkeypatch: pytest.MonkeyPatch) -> None:
     def refused(*_: Any, **__: Any) -> Any:
         raise AssertionError("a request was sent")
 
-    monkeypatch.setattr("riverbeam_local.client.ApiClient.request", refused)
+    monkeypatch.setattr("riverbeam_local.clients.client.ApiClient.request", refused)
     monkeypatch.setenv("RIVERBEAM_DEV_SECRET", "0123456789abcdef0123456789abcdef")
 
 

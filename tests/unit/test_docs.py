@@ -15,11 +15,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from riverbeam.agent_config import BUILTIN_TOOLS, AgentSpec, Inference, ToolSettings, Window
+from riverbeam.agent.config import BUILTIN_TOOLS, AgentSpec, Inference, ToolSettings, Window
 from riverbeam.errors import CATALOGUE
 from riverbeam.models import FrameHeader
 from riverbeam.pipeline.sweep import ActionExpiredFrame
-from riverbeam_local.template import read as read_template
+from riverbeam_local.stack.template import read as read_template
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

@@ -1,4 +1,4 @@
-"""The local stack's door (riverbeam_local.door) as ASGI middleware, called in-process with the scopes a
+"""The local stack's door (riverbeam_local.stack.door) as ASGI middleware, called in-process with the scopes a
 server hands it: what it lets through (and without the secret), what it refuses and with which answer."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from riverbeam_local.door import Door
+from riverbeam_local.stack.door import Door
 
 PORT = 3123
 SECRET = "s3cret-of-the-stack-0123456789abcdef"

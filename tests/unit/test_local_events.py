@@ -6,14 +6,15 @@ from __future__ import annotations
 import base64
 import json
 
-from riverbeam_local import events, template
+from riverbeam_local import lambda_like
+from riverbeam_local.stack import template
 
-CONNECTION = events.Connection(
+CONNECTION = lambda_like.Connection(
     "abc-_123456789A==", 1_700_000_000_000, "127.0.0.1", "pytest", "127.0.0.1:3000"
 )
 
 
-def _request(**overrides: object) -> events.Request:
+def _request(**overrides: object) -> lambda_like.Request:
     fields: dict[str, object] = {
         "method": "GET",
         "path": "/sessions/s1",
@@ -24,11 +25,11 @@ def _request(**overrides: object) -> events.Request:
         "path_parameters": {"id": "s1"},
     }
     fields.update(overrides)
-    return events.Request(**fields)  # type: ignore[arg-type]
+    return lambda_like.Request(**fields)  # type: ignore[arg-type]
 
 
 def test_http_event_is_payload_2_0() -> None:
-    event = events.http_event(_request(), "GET /sessions/{id}")
+    event = lambda_like.http_event(_request(), "GET /sessions/{id}")
     assert event["version"] == "2.0"
     assert event["routeKey"] == event["requestContext"]["routeKey"] == "GET /sessions/{id}"
     assert event["rawPath"] == event["requestContext"]["http"]["path"] == "/sessions/s1"
@@ -43,11 +44,11 @@ def test_http_event_is_payload_2_0() -> None:
 
 
 def test_http_event_bodies_text_or_base64() -> None:
-    text = events.http_event(
+    text = lambda_like.http_event(
         _request(method="POST", body=b'{"a": 1}', headers=[("content-type", "application/json")]), "POST /x"
     )
     assert (text["body"], text["isBase64Encoded"]) == ('{"a": 1}', False)
-    binary = events.http_event(
+    binary = lambda_like.http_event(
         _request(method="POST", body=b"\xff\x00", headers=[("content-type", "application/octet-stream")]),
         "POST /x",
     )
@@ -55,40 +56,40 @@ def test_http_event_bodies_text_or_base64() -> None:
 
 
 def test_http_answer_from_a_proxy_result_or_a_bare_value() -> None:
-    answer = events.http_answer(
+    answer = lambda_like.http_answer(
         {"statusCode": 202, "headers": {"Content-Type": "application/json"}, "body": "{}", "cookies": ["c=1"]}
     )
     assert answer.status == 202 and answer.body == b"{}"
     assert ("content-type", "application/json") in answer.headers and ("set-cookie", "c=1") in answer.headers
-    encoded = events.http_answer(
+    encoded = lambda_like.http_answer(
         {"statusCode": 200, "body": base64.b64encode(b"\x01").decode(), "isBase64Encoded": True}
     )
     assert encoded.body == b"\x01"
-    assert events.http_answer({"ok": True}) == events.HttpAnswer(
+    assert lambda_like.http_answer({"ok": True}) == lambda_like.HttpAnswer(
         200, [("content-type", "application/json")], json.dumps({"ok": True}).encode()
     )
 
 
 def test_websocket_events() -> None:
     request = _request(path="/ws", query_string="session_id=s&user_id=u")
-    connect = events.connect_event(CONNECTION, request, "v1")
+    connect = lambda_like.connect_event(CONNECTION, request, "v1")
     context = connect["requestContext"]
     assert (context["routeKey"], context["eventType"], context["stage"]) == ("$connect", "CONNECT", "v1")
     assert context["connectionId"] == CONNECTION.connection_id and context["apiId"]
     assert connect["queryStringParameters"] == {"session_id": "s", "user_id": "u"}
-    message = events.message_event(CONNECTION, "invoke", '{"action": "invoke"}', "v1")
+    message = lambda_like.message_event(CONNECTION, "invoke", '{"action": "invoke"}', "v1")
     assert message["requestContext"]["eventType"] == "MESSAGE" and message["body"] == '{"action": "invoke"}'
-    gone = events.disconnect_event(CONNECTION, "v1", 1001, "going away")
+    gone = lambda_like.disconnect_event(CONNECTION, "v1", 1001, "going away")
     assert gone["requestContext"]["disconnectStatusCode"] == 1001
     assert gone["requestContext"]["requestId"] != message["requestContext"]["requestId"]
 
 
 def test_route_selection_by_body_field() -> None:
     expression = "$request.body.action"
-    assert events.selected_route('{"action": "resume"}', expression) == "resume"
-    assert events.selected_route('{"other": 1}', expression) is None
-    assert events.selected_route("not json", expression) is None
-    assert events.selected_route('{"action": {"nested": 1}}', expression) is None
+    assert lambda_like.selected_route('{"action": "resume"}', expression) == "resume"
+    assert lambda_like.selected_route('{"other": 1}', expression) is None
+    assert lambda_like.selected_route("not json", expression) is None
+    assert lambda_like.selected_route('{"action": {"nested": 1}}', expression) is None
 
 
 def test_routes_come_from_the_template() -> None:

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import riverbeam
-from riverbeam.agent_config import BUILTIN_TOOLS
-from riverbeam.workspace import prepare_workspace
+from riverbeam.agent.config import BUILTIN_TOOLS
+from riverbeam.agent.workspace import prepare_workspace
 
 
 def test_every_public_name_resolves() -> None:
@@ -30,4 +30,4 @@ def test_importing_riverbeam_loads_neither_the_tools_nor_the_workspace() -> None
     # the names are found on first use, so a records read pays for none of them
     code = "import sys, riverbeam; print(sorted(m for m in sys.modules if m.startswith('riverbeam.')))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert "riverbeam.agent_config" not in loaded and "riverbeam.workspace" not in loaded
+    assert "riverbeam.agent.config" not in loaded and "riverbeam.agent.workspace" not in loaded

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from riverbeam.agents_builtin import author_agent
+from riverbeam.agent.builtin_agents import author_agent
+from riverbeam.agent.workspace import prepare_workspace
 from riverbeam.errors import ToolError
 from riverbeam.tools.files import MAX_READ_BYTES, read_only_tools
-from riverbeam.workspace import prepare_workspace
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from riverbeam_local.template import ROOT, load, read
+from riverbeam_local.stack.template import ROOT, load, read
 
 
 def _resources() -> dict[str, Any]:

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from riverbeam.agent.workspace import prepare_workspace
 from riverbeam.errors import ToolError
 from riverbeam.tools import files
 from riverbeam.tools.files import read_only_tools
 from riverbeam.tools.git import git_push_tool
 from riverbeam.tools.redact import redacted
-from riverbeam.workspace import prepare_workspace
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from rich.console import Console
-from riverbeam_local.view import View
+from riverbeam_local.clients.view import View
 
 
 def shown(*frames: dict[str, object]) -> str:

@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from beam_store.records import TokenUsage
 
-    from .agent_config import BUILTIN_TOOLS
-    from .agents import AgentInput, AgentRunner, Emit, ResolvedAction, RunnerFailure, agent_id_for
+    from .agent.config import BUILTIN_TOOLS
+    from .agent.llm import AuthorOfflineModel, ChatModel, ModelTurn, ScriptedModel, ToolCall
+    from .agent.registry import AgentInput, AgentRunner, Emit, ResolvedAction, RunnerFailure, agent_id_for
+    from .agent.runner import ToolAgentRunner
+    from .agent.workspace import prepare_workspace
     from .bedrock import BedrockConverseModel
     from .errors import CATALOGUE, BeamError, ToolError
-    from .llm import AuthorOfflineModel, ChatModel, ModelTurn, ScriptedModel, ToolCall
     from .models import (
         ActionRequest,
         ActionResponseEnvelope,
@@ -34,20 +36,25 @@ if TYPE_CHECKING:
         ToolResultFrame,
     )
     from .pipeline import RiverBeam
-    from .pipeline.events import ApprovalEvent, EventLog
-    from .runner import ToolAgentRunner
+    from .pipeline.approval_events import ApprovalEvent, EventLog
     from .tools import Tool, tool
     from .tools.git import git_push_tool
-    from .workspace import prepare_workspace
 
 # each public name and the module that defines it
 _HOMES = {
     "beam_store.records": ("TokenUsage",),
-    ".agent_config": ("BUILTIN_TOOLS",),
-    ".agents": ("AgentInput", "AgentRunner", "Emit", "ResolvedAction", "RunnerFailure", "agent_id_for"),
+    ".agent.config": ("BUILTIN_TOOLS",),
+    ".agent.registry": (
+        "AgentInput",
+        "AgentRunner",
+        "Emit",
+        "ResolvedAction",
+        "RunnerFailure",
+        "agent_id_for",
+    ),
     ".bedrock": ("BedrockConverseModel",),
     ".errors": ("CATALOGUE", "BeamError", "ToolError"),
-    ".llm": ("AuthorOfflineModel", "ChatModel", "ModelTurn", "ScriptedModel", "ToolCall"),
+    ".agent.llm": ("AuthorOfflineModel", "ChatModel", "ModelTurn", "ScriptedModel", "ToolCall"),
     ".models": (
         "ActionRequest",
         "ActionResponseEnvelope",
@@ -67,11 +74,11 @@ _HOMES = {
         "ToolResultFrame",
     ),
     ".pipeline": ("RiverBeam",),
-    ".pipeline.events": ("ApprovalEvent", "EventLog"),
-    ".runner": ("ToolAgentRunner",),
+    ".pipeline.approval_events": ("ApprovalEvent", "EventLog"),
+    ".agent.runner": ("ToolAgentRunner",),
     ".tools": ("Tool", "tool"),
     ".tools.git": ("git_push_tool",),
-    ".workspace": ("prepare_workspace",),
+    ".agent.workspace": ("prepare_workspace",),
 }
 _HOME = {name: module for module, names in _HOMES.items() for name in names}
 

@@ -28,8 +28,8 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ContentTooLarge
-from ..step import StepWrite
+from ..step_write import StepWrite
+from ..store_errors import ContentTooLarge
 from .items import JSON_ATTRIBUTES, Item, action_attrs, action_key
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ import random
 import time
 from typing import Any, NamedTuple
 
-from ..errors import StoreBusy
+from ..store_errors import StoreBusy
 
 # bounds for a step that keeps losing to other writers of its session (optimistic seq allocation)
 MAX_ATTEMPTS = 400

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, cast
 import boto3
 from botocore.exceptions import ClientError
 
-from ..errors import RunClaimed, RunNotRunning, StoreBusy
 from ..protocol import ExpiryEvents
 from ..records import (
     Action,
@@ -27,10 +26,11 @@ from ..records import (
     Session,
     overdue,
 )
-from ..step import StepWrite, numbered
+from ..step_write import StepWrite, numbered
+from ..store_errors import RunClaimed, RunNotRunning, StoreBusy
 from .content import ContentStore, projected_sizes, transaction_writes
 from .expressions import Expression
-from .frames import RunFrames
+from .frame_items import RunFrames
 from .items import (
     GSI1,
     GSI2,
@@ -53,7 +53,7 @@ from .items import (
     session_item,
     session_key,
 )
-from .outbox import outbox_items
+from .outbox_items import outbox_items
 from .requests import RequestRecords
 from .retry import MAX_ATTEMPTS, MAX_SECONDS, STEP_BACKOFF
 from .settle import interaction_waiting, settle

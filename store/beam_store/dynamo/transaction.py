@@ -28,9 +28,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..conflicts import Part, first_conflict
-from ..errors import StoreConflict
 from ..records import Action, Interaction, Run, Session
-from ..step import StepWrite, numbered, opened_after
+from ..step_write import StepWrite, numbered, opened_after
+from ..store_errors import StoreConflict
 from .expressions import Expression, put_new, updated
 from .items import (
     PENDING_INDEX_ATTRIBUTES,
@@ -51,7 +51,7 @@ from .items import (
     session_item,
     session_key,
 )
-from .outbox import outbox_items
+from .outbox_items import outbox_items
 
 RETRYABLE = ("TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded")
 MODELS: dict[str, type[BaseModel]] = {

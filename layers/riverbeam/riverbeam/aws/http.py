@@ -1,5 +1,5 @@
 """The HTTP API (CONTRACT section 7) on riverbeam.aws.router, whose HttpApp maps every error to the JSON
-body of section 5: POST /invoke and /resume here, the reads in riverbeam.aws.reads (so that neither
+body of section 5: POST /invoke and /resume here, the reads in riverbeam.aws.read_routes (so that neither
 function defines, nor imports, the other's routes). The OpenAPI document of them all is
 riverbeam.aws.openapi's, built only by GET /openapi.json and scripts/write_openapi.py."""
 

@@ -17,7 +17,7 @@ from pydantic.json_schema import models_json_schema
 
 from ..models import InvokeRequest, ResumeRequest
 from .http import invoke_routes, resume_routes
-from .reads import records_routes
+from .read_routes import records_routes
 from .router import Answer, Route, RouteFunction
 
 

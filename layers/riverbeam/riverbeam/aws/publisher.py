@@ -1,5 +1,5 @@
 """The events function (EventsFunction, fed by the table's DynamoDB stream): each outbox item a write
-inserted (beam_store/dynamo/outbox.py) has its approval events put on the bus (bus.py), with their ids.
+inserted (beam_store/dynamo/outbox_items.py) has its approval events put on the bus (bus.py), with their ids.
 
 Each stream record is one item of the batch (Powertools' BatchProcessor): a record whose events cannot be
 read, or whose put EventBridge refuses in part (FailedEntryCount) or fails, is reported as a batch item
@@ -17,7 +17,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from beam_store.dynamo.outbox import events_of, is_outbox
+from beam_store.dynamo.outbox_items import events_of, is_outbox
 
 from . import bus, runtime
 

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from mypy_boto3_events.client import EventBridgeClient
     from mypy_boto3_sqs.client import SQSClient
 
-    from ..agents import AgentRunner
-    from ..runner import ToolAgentRunner
+    from ..agent.registry import AgentRunner
+    from ..agent.runner import ToolAgentRunner
 
 # the logger "riverbeam": the pipeline logs through its children (logging.getLogger(__name__)), so keys
 # appended here show in the pipeline's lines too
@@ -83,9 +83,9 @@ def events_client() -> EventBridgeClient:
 def _author(data_dir: str) -> ToolAgentRunner:
     """The built-in `author`; where git is missing (the Lambda runtime has none) its pushes fail as tool
     errors (BEM-331) instead of keeping the handler from starting."""
-    from ..agents_builtin import author_agent
-    from ..llm import AuthorOfflineModel
-    from ..runner import ToolAgentRunner
+    from ..agent.builtin_agents import author_agent
+    from ..agent.llm import AuthorOfflineModel
+    from ..agent.runner import ToolAgentRunner
     from ..tools.git import git_push_tool
 
     if shutil.which("git") is not None:
@@ -159,7 +159,7 @@ def register_agents(riverbeam: RiverBeam, config: Settings) -> None:
     replaces it (the template's does): it would cost the first request naming an agent for nothing."""
     runners: Mapping[str, AgentRunner] = {}
     if config.agents_file:
-        from ..agent_config import configured_runners
+        from ..agent.config import configured_runners
 
         runners = configured_runners(
             config.agents_file, work_tree=Path(config.data_dir) / "work", offline=config.model == "offline"

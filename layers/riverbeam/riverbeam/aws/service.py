@@ -89,7 +89,7 @@ def message(event: dict[str, Any]) -> dict[str, Any]:
     body is parsed once, here."""
     # the WebSocket message's models are made by the first message, not at init: an HTTP request never
     # uses them
-    from .events import MessageEvent
+    from .websocket_events import MessageEvent
 
     request_id = None
     try:

@@ -29,7 +29,7 @@ class Settings(BaseModel):
     # `module:function` called with the RiverBeam to register more agents beside the built-in `author`
     agents: str = Field(default="", alias="RIVERBEAM_AGENTS")
     data_dir: str = Field(default="/tmp/riverbeam", alias="RIVERBEAM_DATA_DIR")
-    # agents.yaml (riverbeam.agent_config): its agents are registered beside, or instead of, `author`
+    # agents.yaml (riverbeam.agent.config): its agents are registered beside, or instead of, `author`
     agents_file: str = Field(default="", alias="RIVERBEAM_AGENTS_FILE")
     # the EventBridge bus the approval events go to (riverbeam/aws/bus.py); empty: none are put
     event_bus_name: str = Field(default="", alias="EVENT_BUS_NAME")

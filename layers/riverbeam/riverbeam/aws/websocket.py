@@ -11,9 +11,9 @@ from pydantic import Field, ValidationError
 
 from ..errors import BeamError
 from . import runtime
-from .events import EventModel, RequestContext
 from .identity import ConnectCaller, caller
 from .service import refusal
+from .websocket_events import EventModel, RequestContext
 
 
 class ConnectContext(RequestContext):

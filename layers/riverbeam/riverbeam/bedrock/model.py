@@ -11,12 +11,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from ..agent.llm import ModelTurn, OnText
 from ..errors import BeamError
-from ..llm import ModelTurn, OnText
 from ..models import NewMessage
 from ..tools import Tool
+from .converse_stream import StreamedTurn
 from .messages import ConversationWindow, converse_messages, tool_config
-from .stream import StreamedTurn
 
 logger = logging.getLogger(__name__)
 

@@ -9,10 +9,11 @@ from typing import Any, Literal, NamedTuple
 
 from beam_store import Action, ActionConflict, Message, Session, StepWrite, new_id, utc_now
 
-from ..agents import AgentRunner
+from ..agent.registry import AgentRunner
 from ..errors import BeamError
 from ..models import InvokeRequest, ResumeHead, ResumeRequest, RunJob
-from . import checks, events, expiry, intake, retries, writes
+from . import approval_events as events
+from . import checks, expiry, intake, retries, writes
 from .frames import started_frame
 from .history import read as read_conversation
 from .setup import Setup

@@ -44,8 +44,8 @@ from .setup import (
 if TYPE_CHECKING:
     from beam_store import Action, BeamStore, Interaction, Message, Run, Session
 
-    from ..agents import AgentRunner
-    from .events import EventSink
+    from ..agent.registry import AgentRunner
+    from .approval_events import EventSink
     from .frames import FrameSink
 
     HandOff = Callable[[RunJob], None]
@@ -86,7 +86,7 @@ class RiverBeam:
         request_lease_seconds: int = DEFAULT_REQUEST_LEASE_SECONDS,
     ) -> None:
         """`clock` tells the time actions expire by (an aware datetime; UTC now by default); `events`
-        receives the approval events (pipeline/events.py; none by default, `EventLog()` keeps them);
+        receives the approval events (pipeline/approval_events.py; none by default, `EventLog()` keeps them);
         `request_lease_seconds`: how long a request with a request_id may take before a retry of it is
         answered afresh (taken to have died with its process; retries.py)."""
         if store is None:

@@ -12,10 +12,11 @@ from typing import Any
 
 from beam_store import Action, args_sha256, new_id
 
-from ..agents import AgentInput, ResolvedAction, RunnerFailure
+from ..agent.registry import AgentInput, ResolvedAction, RunnerFailure
 from ..errors import BeamError
 from ..models import AgentResult, RunStartedFrame, StreamAck
-from . import events, writes
+from . import approval_events as events
+from . import writes
 from .checks import is_uuid
 from .frames import FrameEmitter, FrameRecorder, FrameSink, closing_frames
 from .setup import Setup

@@ -14,7 +14,8 @@ from beam_store import Action, ActionConflict, MessageDraft
 from beam_store.records import overdue
 
 from ..errors import BeamError
-from . import checks, events
+from . import approval_events as events
+from . import checks
 from .setup import Setup
 
 

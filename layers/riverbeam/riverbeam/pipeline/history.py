@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from beam_store import BeamStore, Message, Session
 
-from ..agents import DEFAULT_HISTORY_WINDOW, AgentRunner
+from ..agent.registry import DEFAULT_HISTORY_WINDOW, AgentRunner
 
 
 def window(runner: AgentRunner) -> int | None:

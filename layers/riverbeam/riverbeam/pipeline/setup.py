@@ -13,8 +13,8 @@ from ..errors import BeamError
 if TYPE_CHECKING:  # annotations only: a read imports neither the agents nor the approval events
     from beam_store import BeamStore
 
-    from ..agents import AgentRunner
-    from .events import EventSink
+    from ..agent.registry import AgentRunner
+    from .approval_events import EventSink
 
 DEFAULT_FRAME_TTL_SECONDS = 24 * 3600
 # text deltas closer than this are sent as one frame: about 10 a second per run at most

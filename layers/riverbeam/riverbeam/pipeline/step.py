@@ -10,7 +10,7 @@ from beam_store.records import ContentPart, InteractionStatus
 from ..models import AgentResult, AuthContext, RunJob
 
 if TYPE_CHECKING:  # a WebSocket connect (new_session) imports no agent interface
-    from ..agents import AgentRunner
+    from ..agent.registry import AgentRunner
 
 
 class Step:
@@ -88,7 +88,7 @@ def interaction_ref(
 
 
 def new_run(interaction: Interaction, agent_name: str, now: str, run_id: str | None = None) -> Run:
-    from ..agents import agent_id_for
+    from ..agent.registry import agent_id_for
 
     return Run(
         run_id=run_id or new_id(),

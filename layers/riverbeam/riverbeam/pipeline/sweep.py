@@ -27,7 +27,7 @@ from beam_store import Action
 from beam_store.records import overdue_cursor
 
 from ..models import FrameHeader
-from . import events
+from . import approval_events as events
 from .expiry import settle
 from .frames import FrameSink
 from .setup import DEFAULT_SWEEP_LIMIT, Setup

@@ -48,8 +48,8 @@ from beam_store.records import ContentPart
 
 from ..errors import BeamError
 from ..models import AgentResult, NewMessage
-from . import events
-from .events import ApprovalEvent
+from . import approval_events as events
+from .approval_events import ApprovalEvent
 from .step import Step
 
 logger = logging.getLogger(__name__)

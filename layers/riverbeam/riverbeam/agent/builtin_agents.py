@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..tools.files import read_only_tools
+from ..tools.git import git_push_tool
 from .llm import AuthorOfflineModel
 from .runner import ToolAgentRunner
-from .tools.files import read_only_tools
-from .tools.git import git_push_tool
 from .workspace import prepare_workspace
 
 

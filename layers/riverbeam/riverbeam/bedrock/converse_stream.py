@@ -9,8 +9,8 @@ from typing import Any
 
 from beam_store.records import TokenUsage
 
+from ..agent.llm import ToolCall
 from ..errors import BeamError
-from ..llm import ToolCall
 
 
 # plain classes, not data classes: one costs every cold start a millisecond or more to make

@@ -7,7 +7,7 @@ import importlib.util
 from collections.abc import Callable
 from typing import Any
 
-from .events import LambdaContext
+from ..lambda_like import LambdaContext
 from .template import Function
 
 Handler = Callable[[dict[str, Any], Any], Any]

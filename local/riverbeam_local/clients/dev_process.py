@@ -73,7 +73,7 @@ def start(
         [
             sys.executable,
             "-m",
-            "riverbeam.cli",
+            "riverbeam_local.command",
             "dev",
             "--port",
             str(port),

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from beam_store import OutboxEvent
-from beam_store.dynamo.outbox import events_of
+from beam_store.dynamo.outbox_items import events_of
 
 log = logging.getLogger("riverbeam_local")
 # GetRecords when nothing woke the tail (a write to the embedded table wakes it at once: `wake`)

@@ -10,7 +10,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from beam_store.records import ContentPart, Message
 from pydantic import BaseModel, ConfigDict, Field
 
-from .models import AgentResult, FrameHeader
+from ..models import AgentResult, FrameHeader
 
 Emit = Callable[[FrameHeader | dict[str, Any]], None]
 

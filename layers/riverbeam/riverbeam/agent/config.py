@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..tools import Tool, make_tool
+from ..tools.files import git_log_tool, list_files_tool, read_file_tool
+from ..tools.git import git_push_tool
 from .runner import ToolAgentRunner
-from .tools import Tool, make_tool
-from .tools.files import git_log_tool, list_files_tool, read_file_tool
-from .tools.git import git_push_tool
 
 if TYPE_CHECKING:
     from .llm import ChatModel
@@ -176,7 +176,7 @@ def build_model(spec: AgentSpec, *, offline: bool, client: Any = None) -> "ChatM
         from .llm import AuthorOfflineModel
 
         return AuthorOfflineModel()
-    from .bedrock import BedrockConverseModel, ConversationWindow
+    from ..bedrock import BedrockConverseModel, ConversationWindow
 
     return BedrockConverseModel(
         spec.model_id,

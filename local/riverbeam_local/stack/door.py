@@ -17,7 +17,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .events import api_gateway_id
+from ..lambda_like import api_gateway_id
 
 log = logging.getLogger("riverbeam_local")
 SECRET_PARAMETER = "secret"

@@ -12,8 +12,8 @@ from typing import Any
 from aws_lambda_powertools.logging.formatter import RESERVED_LOG_ATTRS, LambdaPowertoolsFormatter
 from aws_lambda_powertools.metrics.provider import cold_start
 
-from .display import visible
-from .stack_secret import DEFAULT_DATA_DIR, SECRET_VARIABLE
+from ..display import visible
+from ..stack_secret import DEFAULT_DATA_DIR, SECRET_VARIABLE
 
 DEFAULT_PORT = 3000
 # how often the local stack runs the sweep (the template's SweepSchedule is a minute)

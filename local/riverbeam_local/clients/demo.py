@@ -13,11 +13,11 @@ import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from . import process
+from ..display import visible
+from ..stack_secret import secret_in_url
+from . import dev_process as process
 from .client import ApiClient, ClientError, Json, response
-from .display import visible
-from .stack_secret import secret_in_url
-from .stream import Subscription
+from .subscription import Subscription
 from .view import View
 
 USER = "demo"

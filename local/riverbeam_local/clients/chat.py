@@ -20,11 +20,11 @@ from prompt_toolkit.input import Input, create_input
 from prompt_toolkit.input.typeahead import clear_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
+from ..display import hidden_warning, visible
+from ..stack_secret import find_secret
 from .client import ApiClient, ClientError, Json, response
-from .display import hidden_warning, visible
 from .options import add_connection_options, url_problem
-from .stack_secret import find_secret
-from .stream import Subscription
+from .subscription import Subscription
 from .view import View, compact
 
 PROMPT = "you      > "

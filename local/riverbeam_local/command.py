@@ -56,15 +56,15 @@ def main(argv: list[str] | None = None) -> int:
     if command in COMMANDS:
         ctrl_c_interrupts()
     if command == "dev":
-        from riverbeam_local.cli import main as dev
+        from riverbeam_local.stack.dev_command import main as dev
 
         return dev(argv[1:])
     if command == "demo":
-        from riverbeam_local.demo import main as demo
+        from riverbeam_local.clients.demo import main as demo
 
         return demo(argv[1:])
     if command in COMMANDS:
-        from riverbeam_local.commands import main as client
+        from riverbeam_local.clients.commands import main as client
 
         return client(argv)
     if not argv:  # no command: the whole help, though still a usage error (exit 2), as argparse's are

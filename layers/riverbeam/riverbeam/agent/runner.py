@@ -15,9 +15,8 @@ from beam_store.records import (
     new_id,
 )
 
-from .agents import DEFAULT_HISTORY_WINDOW, AgentInput, Emit, RunnerFailure
-from .errors import BeamError, ToolError
-from .models import (
+from ..errors import BeamError, ToolError
+from ..models import (
     ActionRequest,
     AgentResult,
     ErrorFrame,
@@ -26,7 +25,8 @@ from .models import (
     ToolCallFrame,
     ToolResultFrame,
 )
-from .tools import Tool
+from ..tools import Tool
+from .registry import DEFAULT_HISTORY_WINDOW, AgentInput, Emit, RunnerFailure
 
 if TYPE_CHECKING:
     from .llm import ChatModel

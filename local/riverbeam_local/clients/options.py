@@ -8,9 +8,9 @@ import getpass
 import os
 import urllib.parse
 
+from ..display import visible
+from ..stack_secret import DEFAULT_DATA_DIR, SECRET_FILE, SECRET_VARIABLE
 from .client import DEFAULT_URL
-from .display import visible
-from .stack_secret import DEFAULT_DATA_DIR, SECRET_FILE, SECRET_VARIABLE
 
 SHOWN_URL_CHARS = 200
 

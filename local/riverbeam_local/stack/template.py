@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TABLE_KEYS = ("AttributeDefinitions", "KeySchema", "GlobalSecondaryIndexes", "BillingMode")
 _SUB_NAME = re.compile(r"\$\{([A-Za-z0-9]+)(?:\.Arn)?\}")
 

@@ -20,7 +20,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
-from . import events, pages
+from .. import lambda_like as events
+from ..inbox import pages
 from .connections import Live, Registry
 from .functions import Functions
 from .template import Function, Template

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from starlette.websockets import WebSocket, WebSocketState
 
-from .events import Connection
+from ..lambda_like import Connection
 
 log = logging.getLogger("riverbeam_local")
 

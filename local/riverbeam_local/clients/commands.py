@@ -14,11 +14,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from ..display import visible, visible_json
+from ..stack_secret import find_secret
 from .client import RECORD_PATHS, ApiClient, ApiError, ClientError, Json, response
-from .display import visible, visible_json
 from .options import add_connection_options, url_problem
-from .stack_secret import find_secret
-from .stream import Subscription
+from .subscription import Subscription
 
 
 def _print_json(document: Any) -> None:

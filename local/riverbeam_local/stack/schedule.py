@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .events import ACCOUNT_ID, REGION
+from ..lambda_like import ACCOUNT_ID, REGION
 from .template import Function
 
 log = logging.getLogger("riverbeam_local")

@@ -10,8 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from ..display import visible, visible_json
 from .client import Json
-from .display import visible, visible_json
 
 LABEL_WIDTH = 8
 STYLES = {

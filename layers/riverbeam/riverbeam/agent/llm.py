@@ -9,8 +9,8 @@ from typing import Any, Protocol
 from beam_store.records import ActionResponsePart, TextPart, TokenUsage, ToolCallPart, ToolResultPart
 from pydantic import BaseModel, ConfigDict, Field
 
-from .models import NewMessage
-from .tools import Tool
+from ..models import NewMessage
+from ..tools import Tool
 
 OnText = Callable[[str], None]
 

@@ -21,9 +21,9 @@ from typing import Any
 
 import uvicorn
 
+from ..stack_secret import SecretError, page_url, stack_secret
 from . import template as template_module
 from .lock import DataDirLocked, data_dir_lock
-from .stack_secret import SecretError, page_url, stack_secret
 
 log = logging.getLogger("riverbeam_local")
 HOST = "127.0.0.1"
@@ -178,7 +178,7 @@ def run(
     agents = (agents_file or template_module.ROOT / "agents.yaml").expanduser().resolve()
     if not agents.is_file():
         raise StartError(f"the agents file {agents} does not exist")
-    from riverbeam.agent_config import ConfigError, configured_runners
+    from riverbeam.agent.config import ConfigError, configured_runners
 
     try:  # a wrong file is told before anything starts
         configured_runners(agents, work_tree=data_dir / "work", offline=True)
@@ -213,8 +213,8 @@ def _stream_tail(
     has none, or the table's server keeps none: its events are then not published)."""
     import boto3
 
-    from . import aws
-    from .outbox import StreamTail
+    from . import services as aws
+    from .table_stream import StreamTail
 
     source = template.stream_consumer
     if source is None:
@@ -246,13 +246,14 @@ def _serve(
     # imported here: the handlers' libraries read their environment when first imported
     import boto3
     from botocore.exceptions import BotoCoreError, ClientError
-    from riverbeam.workspace import prepare_workspace
+    from riverbeam.agent.workspace import prepare_workspace
 
-    from . import aws, snapshot
-    from .app import Api, create_app
+    from . import services as aws
+    from . import snapshot
+    from .asgi_app import Api, create_app
     from .door import Door
     from .functions import Functions
-    from .poller import Poller
+    from .queue_poller import Poller
     from .schedule import Scheduler
 
     snapshot_path = data_dir / SNAPSHOT_FILE

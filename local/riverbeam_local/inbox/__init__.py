@@ -1,0 +1,1 @@
+"""The approval inbox page: static files served by the stack, deployable to any static host."""
