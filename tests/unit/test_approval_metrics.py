@@ -7,28 +7,22 @@ import json
 from typing import Any
 
 import pytest
-from beam_store.records import Action, ActionResponseRecord
+from beam_store.outbox import OutboxEvent
 from riverbeam.aws import approval_metrics
 
 
-def action(tool: str, created_at: str, *, answered: str | None = None, when: str = "") -> Action:
-    response = (
-        ActionResponseRecord(status=answered, request_id="q", who="u1", when=when)  # type: ignore[arg-type]
-        if answered
-        else None
-    )
-    return Action(
-        action_id="a",
-        session_id="s",
-        interaction_id="i",
-        run_id="r",
-        user_id="u1",
-        agent_name="author",
-        tool=tool,
-        status="pending" if response is None else "resolved",
-        response=response,
-        created_at=created_at,
-        updated_at=created_at,
+def event(detail_type: str, tool: str, **detail: Any) -> OutboxEvent:
+    return OutboxEvent(f"evt_{tool}", "riverbeam", detail_type, {"tool": tool, **detail})
+
+
+def decided(tool: str, decision: str, asked: str, answered: str, **more: Any) -> OutboxEvent:
+    return event(
+        "Approval Decided",
+        tool,
+        decision=decision,
+        created_at=asked,
+        decided_at=answered,
+        **{"decided_by": "u1", **more},
     )
 
 
@@ -52,21 +46,14 @@ def metric(record: dict[str, Any]) -> tuple[str, str, Any, list[list[str]], dict
     )
 
 
-def test_a_decision_is_its_wait_by_tool_and_decision_and_a_refusal_counts_as_denied(
+def test_a_persons_decision_is_its_wait_by_tool_and_decision_and_a_refusal_counts_as_denied(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    approval_metrics.record_decided(
+    approval_metrics.record_published(
         [
-            action(
-                "git_push",
-                "2026-01-01T10:00:00.000000Z",
-                answered="submitted",
-                when="2026-01-01T10:03:00.250000Z",
-            ),
-            action(
-                "rm", "2026-01-01T10:00:00.000000Z", answered="cancelled", when="2026-01-01T10:00:02.000000Z"
-            ),
-            action("git_push", "2026-01-01T10:00:00.000000Z"),  # not answered: nothing
+            event("Approval Requested", "git_push", status="pending"),  # nothing yet
+            decided("git_push", "submitted", "2026-01-01T10:00:00.000000Z", "2026-01-01T10:03:00.250000Z"),
+            decided("rm", "cancelled", "2026-01-01T10:00:00.000000Z", "2026-01-01T10:00:02.000000Z"),
         ]
     )
     found = [metric(r) for r in records(capsys)]
@@ -90,27 +77,38 @@ def test_a_decision_is_its_wait_by_tool_and_decision_and_a_refusal_counts_as_den
     ]
 
 
-def test_expiries_are_counted_by_tool_and_a_sweep_without_any_says_zero(
+def test_a_policys_decision_has_no_wait_and_its_denial_counts_as_deny(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    approval_metrics.record_expired([action(t, "2026-01-01T10:00:00Z") for t in ("rm", "git_push", "rm")])
-    approval_metrics.record_expired([])
+    now = "2026-01-01T10:00:00.000000Z"
+    approval_metrics.record_published(
+        [
+            decided("git_push", "submitted", now, now, decided_by="policy", status="resolved"),
+            decided("rm", "cancelled", now, now, decided_by="policy", status="denied"),
+            decided("rm", "submitted", now, now, decided_by="grant", status="resolved"),
+        ]
+    )
+    found = [(*metric(r)[:3], metric(r)[4]) for r in records(capsys)]
+    assert found == [("ToolDenied", "Count", 1, {"service": "riverbeam", "tool": "rm", "decision": "deny"})]
+
+
+def test_expiries_are_counted_by_tool(capsys: pytest.CaptureFixture[str]) -> None:
+    approval_metrics.record_published(
+        [event("Approval Expired", t, expired_by="sweep") for t in ("rm", "git_push")]
+    )
     found = [(*metric(r)[:3], metric(r)[4]) for r in records(capsys)]
     assert found == [
+        ("ApprovalsExpired", "Count", 1, {"service": "riverbeam", "tool": "rm"}),
         ("ApprovalsExpired", "Count", 1, {"service": "riverbeam", "tool": "git_push"}),
-        ("ApprovalsExpired", "Count", 2, {"service": "riverbeam", "tool": "rm"}),
-        ("ApprovalsExpired", "Count", 0, {"service": "riverbeam"}),
     ]
 
 
 def test_what_waits_is_a_count_and_the_oldest_wait(capsys: pytest.CaptureFixture[str]) -> None:
     approval_metrics.record_pending(3, 125.5)
-    approval_metrics.record_denied("rm", 2)
     found = [metric(r)[:4] for r in records(capsys)]
     assert found == [
         ("ApprovalsPending", "Count", 3, [["service"]]),
         ("OldestPendingApprovalAge", "Seconds", 125.5, [["service"]]),
-        ("ToolDenied", "Count", 2, [["service"], ["service", "tool", "decision"]]),
     ]
 
 
@@ -122,3 +120,12 @@ def test_the_deployments_namespace_and_service_are_used(
     approval_metrics.record_pending(0, 0)
     record = records(capsys)[0]
     assert record["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "Other" and record["service"] == "svc"
+
+
+def test_metrics_switched_off_print_nothing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    approval_metrics.record_pending(1, 1)
+    approval_metrics.record_published([event("Approval Expired", "rm")])
+    assert records(capsys) == []

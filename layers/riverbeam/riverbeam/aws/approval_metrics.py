@@ -3,6 +3,11 @@ take to decide (`ApprovalLatency`, by tool and decision), how many tool calls we
 how many approvals expired (`ApprovalsExpired`), and what waits now (`ApprovalsPending`,
 `OldestPendingApprovalAge`).
 
+The first three are told by the approval events as the events function publishes them: every decision and
+every expiry (by the sweep, a resume or a run) has its event, written in the same transaction, so one place
+sees them all, once each (a stream record delivered again after a failed put counts again: rare, and
+told by `OutboxRecordsFailed`). The sweep tells what waits, on its schedule.
+
 Each metric is one EMF record with two dimension sets: the service alone (what the template's alarms and
 dashboard read) and the service with the tool (and decision), to see which tool is slow or refused. The
 tools are an agent's own, a bounded set."""
@@ -15,7 +20,7 @@ from datetime import datetime
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.metrics.provider.cloudwatch_emf.cloudwatch import AmazonCloudWatchEMFProvider
-from beam_store.records import Action
+from beam_store.outbox import OutboxEvent
 
 NAMESPACE = "Riverbeam"
 SERVICE = "riverbeam"
@@ -24,6 +29,12 @@ APPROVALS_PENDING = "ApprovalsPending"
 OLDEST_PENDING_AGE = "OldestPendingApprovalAge"
 APPROVALS_EXPIRED = "ApprovalsExpired"
 TOOL_DENIED = "ToolDenied"
+# the approval events' detail-types (riverbeam.pipeline.approval_events: not imported, a module of the
+# pipeline the events function has no other use for)
+DECIDED = "Approval Decided"
+EXPIRED = "Approval Expired"
+# who decided a call that no person was asked about (a policy, a standing grant): no wait to measure
+NOT_A_PERSON = ("policy", "grant")
 
 
 def _emit(name: str, unit: MetricUnit, value: float, **dimensions: str) -> None:
@@ -40,36 +51,31 @@ def _emit(name: str, unit: MetricUnit, value: float, **dimensions: str) -> None:
 
 
 def _millis_between(start: str, end: str) -> float:
-    return max(0.0, (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() * 1000)
+    """From one ISO-8601 time to another, in ms (0 where either is missing or unreadable)."""
+    try:
+        took = datetime.fromisoformat(end) - datetime.fromisoformat(start)
+    except ValueError:
+        return 0.0
+    return max(0.0, took.total_seconds() * 1000)
 
 
-def record_decided(actions: Iterable[Action]) -> None:
-    """Actions a person just answered: each one's wait (ms from the ask to the answer) by tool and
-    decision (`submitted` or `cancelled`, as the response says), and a refusal as `ToolDenied`."""
-    for action in actions:
-        response = action.response
-        if response is None:
-            continue
-        latency = _millis_between(action.created_at, response.when)
-        _emit(APPROVAL_LATENCY, MetricUnit.Milliseconds, latency, tool=action.tool, decision=response.status)
-        if response.status == "cancelled":
-            _emit(TOOL_DENIED, MetricUnit.Count, 1, tool=action.tool, decision="cancelled")
-
-
-def record_denied(tool: str, count: int = 1) -> None:
-    """Tool calls a policy refused without asking anyone (decision `deny`)."""
-    _emit(TOOL_DENIED, MetricUnit.Count, count, tool=tool, decision="deny")
-
-
-def record_expired(actions: Iterable[Action]) -> None:
-    """Actions nobody answered in time, by tool; a sweep that expired none says 0 (an alarm's data)."""
-    by_tool: dict[str, int] = {}
-    for action in actions:
-        by_tool[action.tool] = by_tool.get(action.tool, 0) + 1
-    if not by_tool:
-        _emit(APPROVALS_EXPIRED, MetricUnit.Count, 0)
-    for tool, count in sorted(by_tool.items()):
-        _emit(APPROVALS_EXPIRED, MetricUnit.Count, count, tool=tool)
+def record_published(events: Iterable[OutboxEvent]) -> None:
+    """Metrics of approval events put on the bus: a person's decision as its wait (ms from the ask to the
+    answer) by tool and decision (`submitted` or `cancelled`); a refusal as `ToolDenied` (decision
+    `cancelled`: a person's; `deny`: a policy's, the action stored `denied`); an expiry as
+    `ApprovalsExpired`, by tool."""
+    for event in events:
+        detail, tool = event.detail, str(event.detail.get("tool"))
+        if event.detail_type == EXPIRED:
+            _emit(APPROVALS_EXPIRED, MetricUnit.Count, 1, tool=tool)
+        elif detail.get("status") == "denied":
+            _emit(TOOL_DENIED, MetricUnit.Count, 1, tool=tool, decision="deny")
+        elif event.detail_type == DECIDED and detail.get("decided_by") not in NOT_A_PERSON:
+            decision = str(detail.get("decision"))
+            wait = _millis_between(str(detail.get("created_at")), str(detail.get("decided_at")))
+            _emit(APPROVAL_LATENCY, MetricUnit.Milliseconds, wait, tool=tool, decision=decision)
+            if decision == "cancelled":
+                _emit(TOOL_DENIED, MetricUnit.Count, 1, tool=tool, decision=decision)
 
 
 def record_pending(count: int, oldest_age_seconds: float) -> None:
