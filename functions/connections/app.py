@@ -4,14 +4,12 @@ from typing import Any
 
 from riverbeam.aws.coldstart import init_without_gc
 
-# the function's init, with the garbage collector paused and what it made frozen (coldstart says why)
+# the function's init: the collector paused, what it made frozen (riverbeam.aws.coldstart)
 with init_without_gc():
     from aws_lambda_powertools.utilities.typing import LambdaContext
     from riverbeam.aws import runtime, websocket
     from riverbeam.aws.entry import lambda_entry
 
-    # made at init in Lambda (runtime.prepare says why): every request writes or deletes a connection, and
-    # the first, a $connect, checks its token
     runtime.prepare(tokens=True)
 
 

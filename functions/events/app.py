@@ -5,14 +5,13 @@ from typing import Any
 
 from riverbeam.aws.coldstart import init_without_gc
 
-# the function's init, with the garbage collector paused and what it made frozen (coldstart says why)
+# the function's init: the collector paused, what it made frozen (riverbeam.aws.coldstart)
 with init_without_gc():
     from aws_lambda_powertools.utilities.typing import LambdaContext
     from riverbeam.aws import runtime
     from riverbeam.aws.entry import lambda_entry
     from riverbeam.aws.publisher import handle_stream
 
-    # made at init in Lambda (runtime.prepare says why): every batch puts events, and reads no record
     runtime.prepare(store=False, events=True)
 
 

@@ -5,7 +5,7 @@ from typing import Any
 
 from riverbeam.aws.coldstart import init_without_gc
 
-# the function's init, with the garbage collector paused and what it made frozen (coldstart says why)
+# the function's init: the collector paused, what it made frozen (riverbeam.aws.coldstart)
 with init_without_gc():
     from aws_lambda_powertools.utilities.typing import LambdaContext
     from riverbeam.aws import runtime
@@ -14,7 +14,6 @@ with init_without_gc():
     from riverbeam.aws.router import http_app
 
     app = http_app(records_routes)
-    # made at init in Lambda (runtime.prepare says why): every read reads the table
     runtime.prepare()
 
 

@@ -5,16 +5,15 @@ from typing import Any
 
 from riverbeam.aws.coldstart import init_without_gc
 
-# the function's init, with the garbage collector paused and what it made frozen (coldstart says why)
+# the function's init: the collector paused, what it made frozen (riverbeam.aws.coldstart)
 with init_without_gc():
-    # the stage it runs, at init: RiverBeam imports it on first use, and no request should pay for it
+    # its stage, imported at init (the import budgets are in docs/benchmarks.md)
     import riverbeam.pipeline.sweep  # noqa: F401
     from aws_lambda_powertools.utilities.typing import LambdaContext
     from riverbeam.aws import runtime
     from riverbeam.aws.entry import lambda_entry
     from riverbeam.aws.scheduled_sweep import handle_schedule
 
-    # made at init in Lambda (runtime.prepare says why): each sweep pushes the frames of what it expired
     runtime.prepare(push=True)
 
 

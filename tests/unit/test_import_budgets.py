@@ -1,0 +1,82 @@
+"""Each function's cold start imports what its requests use and nothing else (the budget in
+docs/benchmarks.md): its init, as Lambda runs it with the template's defaults, alone in a fresh interpreter
+on the layer as built (its agents.json), must import its MUST modules and none of the others' (ONLY) nor
+NEVER's."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import LAYER
+from tests.support.function_init import FUNCTIONS, SETTINGS, cold_imports
+
+AGENT_FUNCTIONS = frozenset({"invoke", "resume", "worker"})
+# a module (and its submodules) that only these functions may import
+ONLY = {
+    # $connect checks a token with PyJWT (the tokens layer: the connections function's alone)
+    "jwt": {"connections"},
+    "cryptography": {"connections"},
+    "riverbeam.aws.tokens": {"connections"},
+    # the agent side: the functions that check tool calls against an agent or run it
+    "riverbeam.agent": AGENT_FUNCTIONS,
+    "riverbeam.tools": AGENT_FUNCTIONS,
+    "riverbeam.policy": AGENT_FUNCTIONS,
+    "riverbeam.pipeline.accept": AGENT_FUNCTIONS,
+    "dulwich": AGENT_FUNCTIONS,
+    "mcp": AGENT_FUNCTIONS,
+    # OpenTelemetry's API, for the spans of a run
+    "opentelemetry": AGENT_FUNCTIONS,
+    # a run, its model and its Bedrock client: the worker's (a non-streamed invoke's on first use)
+    "riverbeam.pipeline.execute": {"worker"},
+    "riverbeam.pipeline.jobs": {"worker"},
+    "riverbeam.bedrock": {"worker"},
+    "riverbeam.pipeline.sweep": {"sweep"},
+    "riverbeam.aws.read_routes": {"records"},
+    "riverbeam.aws.publisher": {"events"},
+}
+NEVER = (
+    "riverbeam_local",  # the local tooling is never deployed
+    "opentelemetry.sdk",  # spans are exported by the runtime's collector, not by the SDK in process
+    "cedarpy",  # the policy layer's: only where an agent has a policy (none here), on its first decision
+    "aws_xray_sdk",  # Powertools' Tracer: only with DetailedTracing on
+    "aws_lambda_powertools.event_handler",  # the router serves the routes: no resolver (~110 ms)
+    "riverbeam.aws.openapi",  # built by GET /openapi.json alone
+    "yaml",  # the layer's agents.json is read with json
+)
+# what init imports so that no request pays for it (what RiverBeam would import on first use)
+MUST = {
+    "connections": {"jwt", "riverbeam.aws.tokens", "riverbeam.aws.websocket"},
+    "events": {"riverbeam.aws.publisher", "riverbeam.aws.bus"},
+    "invoke": {"riverbeam.pipeline.accept", "riverbeam.agent.runner", "riverbeam.aws.http"},
+    "records": {"riverbeam.aws.read_routes"},
+    "resume": {"riverbeam.pipeline.accept", "riverbeam.agent.runner", "riverbeam.aws.http"},
+    "sweep": {"riverbeam.pipeline.sweep", "riverbeam.aws.push"},
+    "worker": {"riverbeam.pipeline.jobs", "riverbeam.pipeline.execute", "riverbeam.bedrock"},
+}
+# as deployed with the template's defaults (AuthMode jwt, ModelMode bedrock, DetailedTracing false)
+DEPLOYED = {
+    **SETTINGS,
+    "RIVERBEAM_AGENTS_FILE": str(LAYER / "agents.json"),
+    "RIVERBEAM_MODEL": "bedrock",
+    "AUTH_MODE": "jwt",
+    "JWT_ISSUER": "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_probe",
+    "POWERTOOLS_TRACE_DISABLED": "true",
+}
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_every_function_has_a_budget() -> None:
+    assert set(MUST) == set(FUNCTIONS)
+    assert {f for allowed in ONLY.values() for f in allowed} <= set(FUNCTIONS)
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_the_cold_start_imports_what_its_requests_use_and_nothing_else(name: str) -> None:
+    imported = cold_imports(name, DEPLOYED)
+    assert MUST[name] <= imported, sorted(MUST[name] - imported)
+    refused = {package for package, allowed in ONLY.items() if name not in allowed} | set(NEVER)
+    found = sorted(m for m in imported for package in refused if _within(m, package))
+    assert found == [], f"{name}'s cold start imports {found}"
