@@ -46,6 +46,10 @@ class Recorded:
         self._memory = memory
         self._open = open_spans
 
+    def clear(self) -> None:
+        """Forget the spans ended so far (a test's next part starts with none)."""
+        self._memory.clear()
+
     def still_open(self) -> list[str]:
         return sorted(self._open.started.values())
 

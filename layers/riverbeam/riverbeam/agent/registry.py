@@ -34,6 +34,9 @@ class ResolvedAction(BaseModel):
     reason: str | None = None
     edited: bool = False
     requested_args: dict[str, Any] | None = None
+    # who answered (the response's `who`) and the hash of the args the tool runs with: for its span
+    decided_by: str | None = None
+    args_sha256: str | None = None
 
 
 # the session's last messages a runner is given (from a person's message): a runner or its model may say

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from beam_store.records import (
@@ -26,12 +27,22 @@ from ..models import (
     ToolResultFrame,
 )
 from ..tools import Tool
-from .registry import DEFAULT_HISTORY_WINDOW, AgentInput, Emit, RunnerFailure
+from .registry import DEFAULT_HISTORY_WINDOW, AgentInput, Emit, ResolvedAction, RunnerFailure
 
 if TYPE_CHECKING:
-    from .llm import ChatModel
+    from .llm import ChatModel, ModelTurn
 
 DEFAULT_MAX_TURNS = 16
+# the provider a model without a `provider_name` of its own is told as, on its `chat` spans
+OFFLINE_PROVIDER = "riverbeam.offline"
+
+
+def _spans() -> ModuleType:
+    """riverbeam.telemetry.spans, imported by the first run: a handler that only checks and queues (and so
+    builds the runner) never imports OpenTelemetry."""
+    from ..telemetry import spans
+
+    return spans
 
 
 class ToolAgentRunner:
@@ -94,7 +105,7 @@ class ToolAgentRunner:
 
         for action in input.actions:
             if action.status == "submitted":
-                part = self._execute(action.action_id, action.tool, action.args, emit)
+                part = self._execute(action.action_id, action.tool, action.args, emit, answered=action)
                 if action.edited:  # the model is told it ran with the args the person chose
                     part.edited_args = dict(action.args)
                 outcomes[action.action_id] = ToolOutcome(
@@ -110,9 +121,7 @@ class ToolAgentRunner:
 
         usage: TokenUsage | None = None
         for _ in range(self.max_turns):
-            turn = self.model.next_turn(
-                conversation, list(self.tools.values()), lambda text: emit(TextDeltaFrame(text=text))
-            )
+            turn = self._next_turn(conversation, emit)
             if turn.usage is not None:
                 usage = turn.usage if usage is None else usage + turn.usage
             text = [TextPart(text=turn.text)] if turn.text else []
@@ -158,7 +167,45 @@ class ToolAgentRunner:
                 add(NewMessage(role="tool", content=[part]))
         return asks
 
-    def _execute(self, call_id: str, name: str, args: dict[str, object], emit: Emit) -> ToolResultPart:
+    def _next_turn(self, conversation: list[NewMessage], emit: Emit) -> ModelTurn:
+        """The model's next turn, in its `chat` span (ended when the call returns, or raises)."""
+        model = self.model
+        name = getattr(model, "model_id", None) or type(model).__name__
+        provider = getattr(model, "provider_name", OFFLINE_PROVIDER)
+        with _spans().chat_span(model=name, provider=provider) as span:
+            turn = model.next_turn(
+                conversation, list(self.tools.values()), lambda text: emit(TextDeltaFrame(text=text))
+            )
+            _spans().usage(span, turn.usage)
+        return turn
+
+    def _execute(
+        self,
+        call_id: str,
+        name: str,
+        args: dict[str, object],
+        emit: Emit,
+        *,
+        answered: ResolvedAction | None = None,
+    ) -> ToolResultPart:
+        """The tool's call in its `execute_tool` span: `answered` by a person (`ask`), or run unasked."""
+        telemetry = _spans()
+        with telemetry.tool_span(
+            tool=name,
+            call_id=call_id,
+            args=args,
+            decision="ask" if answered is not None else "allow",
+            action_id=answered.action_id if answered is not None else None,
+            args_sha256=answered.args_sha256 if answered is not None else None,
+            decided_by=answered.decided_by if answered is not None else None,
+        ) as span:
+            part = self._call(call_id, name, args, emit)
+            telemetry.tool_outcome(
+                span, status=part.status, output=part.output, code=part.error.code if part.error else None
+            )
+        return part
+
+    def _call(self, call_id: str, name: str, args: dict[str, object], emit: Emit) -> ToolResultPart:
         tool = self.tools.get(name)
         try:
             if tool is None:

@@ -1,4 +1,6 @@
-"""What every handler does around its one call: logs with correlation ids, a trace, metrics."""
+"""What every handler does around its one call: logs with correlation ids, metrics. Traces are
+OpenTelemetry's: ADOT's layer, where the deployment adds it, traces each invocation, and the pipeline's spans
+(riverbeam.telemetry) join it."""
 
 from __future__ import annotations
 
@@ -7,7 +9,6 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from . import runtime
 from .runtime import logger, metrics
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
@@ -17,9 +18,7 @@ REQUEST_ID_PATH = "requestContext.requestId"
 
 def lambda_entry(*, correlation_id_path: str | None = REQUEST_ID_PATH) -> Callable[[Handler], Handler]:
     def wrap(handler: Handler) -> Handler:
-        # Powertools' Tracer (and the X-Ray SDK it imports) only where detailed tracing is switched on
-        traced = runtime.tracer().capture_lambda_handler(handler) if runtime.detailed_tracing() else handler
-        measured = metrics.log_metrics(traced, capture_cold_start_metric=True)
+        measured = metrics.log_metrics(handler, capture_cold_start_metric=True)
         logged: Handler = logger.inject_lambda_context(
             measured, correlation_id_path=correlation_id_path, clear_state=True
         )

@@ -1,4 +1,5 @@
-"""What a Lambda container creates once and reuses: settings, AWS clients, the RiverBeam, observability."""
+"""What a Lambda container creates once and reuses: settings, AWS clients, the RiverBeam, logs and metrics.
+Traces are OpenTelemetry's (riverbeam.telemetry), exported where the deployment adds ADOT's layer."""
 
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ from ..pipeline import RiverBeam
 from .settings import Settings
 
 if TYPE_CHECKING:
-    from aws_lambda_powertools import Tracer
     from beam_store import TokenUsage
     from mypy_boto3_apigatewaymanagementapi.client import ApiGatewayManagementApiClient
     from mypy_boto3_events.client import EventBridgeClient
@@ -40,23 +40,6 @@ metrics = Metrics(namespace="Riverbeam", service="riverbeam")
 # invoke under its claim, in a second or so), so a retry after a function timed out waits a minute, not
 # the pipeline's default quarter of an hour
 REQUEST_LEASE_SECONDS = 60
-
-
-def detailed_tracing() -> bool:
-    """Whether the handlers trace with Powertools' Tracer (the X-Ray SDK: its subsegments, annotations and
-    patched clients). The template's DetailedTracing parameter sets POWERTOOLS_TRACE_DISABLED; without it
-    the X-Ray SDK is never imported (Lambda's own active tracing still traces every invocation)."""
-    return os.environ.get("POWERTOOLS_TRACE_DISABLED", "false").strip().lower() not in TRUTHY
-
-
-TRUTHY = ("1", "true", "yes", "on", "y", "t")
-
-
-@functools.cache
-def tracer() -> Tracer:
-    from aws_lambda_powertools import Tracer
-
-    return Tracer(service="riverbeam")
 
 
 @functools.cache
@@ -189,5 +172,5 @@ def record_usage(usage: TokenUsage | None) -> None:
 
 def reset() -> None:
     """Forget what was created (tests change the environment between cases)."""
-    for cached in (settings, sqs, management_api, events_client, beam, tracer):
+    for cached in (settings, sqs, management_api, events_client, beam):
         cached.cache_clear()

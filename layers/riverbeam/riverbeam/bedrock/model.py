@@ -55,6 +55,9 @@ class BedrockConverseModel:
     inferenceConfig (maxTokens, temperature, topP, stopSequences). A throttled or unavailable model is
     tried `max_attempts` times in all, within `retry_seconds`."""
 
+    # OpenTelemetry's name of the provider, on each model call's `chat` span
+    provider_name = "aws.bedrock"
+
     def __init__(
         self,
         model_id: str,

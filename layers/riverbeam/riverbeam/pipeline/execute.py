@@ -16,7 +16,7 @@ from ..agent.registry import AgentInput, ResolvedAction, RunnerFailure
 from ..errors import BeamError
 from ..models import AgentResult, RunStartedFrame, StreamAck
 from . import approval_events as events
-from . import writes
+from . import run_tracing, writes
 from .checks import is_uuid
 from .frames import FrameEmitter, FrameRecorder, FrameSink, closing_frames
 from .setup import Setup
@@ -79,6 +79,8 @@ def agent_input(step: Step) -> AgentInput:
             reason=a.response.reason,
             edited=a.response.edited_args is not None,
             requested_args=a.args if a.response.edited_args is not None else None,
+            decided_by=a.response.who,
+            args_sha256=a.run_args_sha256 or a.args_sha256,
         )
         for a in step.resolved
         if a.response is not None
@@ -196,7 +198,15 @@ def _without(result: AgentResult, gone: set[str], log: StepLog) -> AgentResult:
 
 
 def run_step(setup: Setup, step: Step, on_frame: FrameSink | None, *, record_frames: bool) -> AgentResult:
-    """Run the agent and close the step. A streamed run's frames are kept for late subscribers."""
+    """Run the agent and close the step, in the run's `invoke_agent` span (ended when this returns: none
+    stays open while a person decides). A streamed run's frames are kept for late subscribers."""
+    with run_tracing.traced_run(step) as span:
+        final = _run_step(setup, step, on_frame, record_frames=record_frames)
+        run_tracing.told(span, step, final)
+        return final
+
+
+def _run_step(setup: Setup, step: Step, on_frame: FrameSink | None, *, record_frames: bool) -> AgentResult:
     recorder = (
         FrameRecorder(
             setup.store, step.run.run_id, setup.frame_ttl_seconds, runs_tools_first=bool(step.resolved)

@@ -48,6 +48,7 @@ from beam_store.records import ContentPart
 
 from ..errors import BeamError
 from ..models import AgentResult, NewMessage
+from ..telemetry import carriers
 from . import approval_events as events
 from .approval_events import ApprovalEvent
 from .step import Step
@@ -161,8 +162,10 @@ def _replies(step: Step, result: AgentResult, outcomes: list[Action], now: str) 
 
 
 def _asked(step: Step, result: AgentResult, now: str) -> list[Action]:
-    """The actions the agent asks approval for, pending."""
+    """The actions the agent asks approval for, pending, each with the asking run's trace context (its
+    `invoke_agent` span is current while it closes) for the run that resumes it to link to."""
     run = step.run
+    traceparent = carriers.outgoing().get(carriers.TRACEPARENT)
     return [
         Action(
             action_id=request.action_id or new_id(),
@@ -177,6 +180,7 @@ def _asked(step: Step, result: AgentResult, now: str) -> list[Action]:
             args_sha256=args_sha256(request.args),
             status="pending",
             expires_at=request.expires_at,
+            traceparent=traceparent,
             created_at=now,
             updated_at=now,
         )
