@@ -33,6 +33,7 @@ from riverbeam import (
 )
 from riverbeam.aws import bus, runtime
 from riverbeam.pipeline import approval_events
+from riverbeam_local.lambda_like import scheduled_event
 
 from tests.support.agents import PushCounter, invoke_body, resume_body
 from tests.support.clock import Clock, asked, clocked, iso
@@ -203,7 +204,7 @@ def test_the_handlers_write_the_events_and_the_events_function_puts_them(
     connection, _ = stack.connect(str(second.session_id), "u1")
     later = Clock(runtime.beam()._setup.clock() + timedelta(days=2))
     runtime.beam()._setup.clock = later
-    swept = stack.call("sweep", {"detail-type": "Scheduled Event", "source": "aws.events", "detail": {}})
+    swept = stack.call("sweep", scheduled_event("riverbeam-sweep"))
     assert swept == {"expired": [second.action_required[0].action_id]}
     assert _read(sqs, url) == []  # the API functions and the sweep put nothing themselves
     assert stack.publish() == []
@@ -264,7 +265,7 @@ def test_an_event_whose_function_died_after_its_write_is_delivered_with_its_id_o
         runtime.beam()._setup.clock = Clock(runtime.beam()._setup.clock() + timedelta(days=2))
         _killed_after_commit(stack, "TransactWriteItems")  # the expiry's write, with its event
         with pytest.raises(Killed):
-            stack.call("sweep", {"detail-type": "Scheduled Event", "source": "aws.events", "detail": {}})
+            stack.call("sweep", scheduled_event("riverbeam-sweep"))
         want = ("Approval Expired", f"evt_{action_id}_expired", "expired")
     read = http_event("records/action", path=f"/actions/{action_id}", query={"user_id": "u1"})
     stored = json.loads(stack.call("records", read)["body"])

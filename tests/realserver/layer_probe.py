@@ -1,10 +1,11 @@
 """Run in a bare interpreter (`python -S`) with only what Lambda puts on the path: the function's folder,
-the built layer's python/ and the runtime's boto3. Plays one streamed invoke through the handlers against
-the server at AWS_ENDPOINT_URL and prints what happened as JSON. Not a test module: test_layer.py runs it."""
+the built layer's python/ and the runtime's boto3; last, the local tooling's folder, for what stands in for
+Lambda's runtime (riverbeam_local.lambda_like: the context, the handler loaded by its file, the SQS
+records; standard library only). Plays one streamed invoke through the handlers against the server at
+AWS_ENDPOINT_URL and prints what happened as JSON. Not a test module: test_layer.py runs it."""
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import os
@@ -17,23 +18,17 @@ from typing import Any
 ROOT = Path(os.environ["RIVERBEAM_ROOT"])
 
 
-class Context:
-    function_name = "riverbeam-probe"
-    function_version = "$LATEST"
-    memory_limit_in_mb = 512
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:riverbeam-probe"
-    aws_request_id = str(uuid.uuid4())
+# last on the path: the layer's packages are found before anything of the repository's
+sys.path.append(str(ROOT / "local"))
+from riverbeam_local.lambda_like import LambdaContext, load_handler, sqs_record  # noqa: E402
 
-    def get_remaining_time_in_millis(self) -> int:
-        return 60_000
+
+def context() -> LambdaContext:
+    return LambdaContext("riverbeam-probe", 60)
 
 
 def handler(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(f"app_{name}", ROOT / "functions" / name / "app.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.lambda_handler
+    return load_handler(ROOT / "functions" / name / "app.py", f"app_{name}")
 
 
 def sample(name: str) -> dict[str, Any]:
@@ -42,7 +37,6 @@ def sample(name: str) -> dict[str, Any]:
 
 def main() -> None:
     import boto3
-    from riverbeam.aws.worker import lambda_record
 
     definition = json.loads(os.environ["TABLE_DEFINITION"])
     boto3.client("dynamodb").create_table(TableName=os.environ["TABLE_NAME"], **definition)
@@ -59,16 +53,16 @@ def main() -> None:
     invoke["body"] = json.dumps({**body, "session_id": session_id})
     logs = io.StringIO()
     with redirect_stdout(logs):
-        connected = handler("connections")(connect, Context())
-        accepted = handler("invoke")(invoke, Context())
+        connected = handler("connections")(connect, context())
+        accepted = handler("invoke")(invoke, context())
         got = sqs.receive_message(QueueUrl=queue, AttributeNames=["All"])["Messages"]
         queue_arn = "arn:aws:sqs:us-east-1:123456789012:probe.fifo"
-        records = [lambda_record(m, queue_arn) for m in got]
-        worked = handler("worker")({"Records": records}, Context())
+        records = [sqs_record(m, queue_arn) for m in got]
+        worked = handler("worker")({"Records": records}, context())
         run_id = json.loads(accepted["body"])["run_id"]
         frames = sample("records/frames")
         frames["rawPath"] = frames["requestContext"]["http"]["path"] = f"/v1/runs/{run_id}/frames"
-        read = handler("records")(frames, Context())
+        read = handler("records")(frames, context())
     metrics = [json.loads(line) for line in logs.getvalue().splitlines() if line.startswith('{"_aws"')]
     import beam_store
     import pydantic

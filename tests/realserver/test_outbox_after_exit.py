@@ -20,9 +20,9 @@ import pytest
 from beam_store import DynamoBeamStore
 from botocore.config import Config
 from riverbeam.aws import runtime
-from riverbeam_local.stack.table_stream import lambda_record, matches
+from riverbeam_local.lambda_like import LambdaContext, matches, stream_record
 
-from tests.support.lambda_stack import LambdaContext, load_function, stream_filter
+from tests.support.lambda_stack import function_handler, stream_filter
 from tests.support.stores import REGION, dynamodb_client
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,7 +99,7 @@ def _stream_records(url: str, table: str) -> list[dict[str, Any]]:
         position = answer["NextShardIterator"]
         if not answer["Records"]:
             break
-        found += [lambda_record(r, arn) for r in answer["Records"]]
+        found += [stream_record(r, arn) for r in answer["Records"]]
     return [r for r in found if matches(stream_filter(), r)]
 
 
@@ -130,12 +130,14 @@ def test_the_event_of_a_process_that_exited_after_its_commit_is_put_with_its_id_
     monkeypatch.setenv("AWS_ENDPOINT_URL_EVENTBRIDGE", dynamodb_url)
     runtime.reset()
     try:
-        handler = load_function("events").lambda_handler
+        handler = function_handler("events")
         records = _stream_records(dynamodb_url, table)
         assert len(records) == 1
         deliveries = []
         for _ in range(2):  # the stream's delivery, then the same record delivered again
-            assert handler({"Records": records}, LambdaContext("events")) == {"batchItemFailures": []}
+            assert handler({"Records": records}, LambdaContext("riverbeam-events", 900)) == {
+                "batchItemFailures": []
+            }
             (put,) = _read(sqs, queue)
             deliveries.append(put)
     finally:

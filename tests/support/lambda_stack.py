@@ -4,7 +4,6 @@ as Lambda loads them, and events built from the samples in events/."""
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import os
 import urllib.parse
@@ -13,7 +12,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import boto3
@@ -21,9 +19,14 @@ from botocore.awsrequest import AWSResponse
 from botocore.config import Config
 from moto import mock_aws
 from riverbeam.aws import runtime
-from riverbeam.aws.worker import lambda_record
-from riverbeam_local.stack.table_stream import lambda_record as lambda_stream_record
-from riverbeam_local.stack.table_stream import matches
+from riverbeam_local.lambda_like import (
+    Handler,
+    LambdaContext,
+    load_handler,
+    matches,
+    sqs_record,
+    stream_record,
+)
 from riverbeam_local.stack.template import read as read_template
 
 from tests.support.stores import REGION, serialized_moto
@@ -113,32 +116,10 @@ def ws_event(
     return e
 
 
-class LambdaContext:
-    """What the Lambda runtime passes as `context`."""
-
-    def __init__(self, name: str, remaining_ms: int = 900_000) -> None:
-        self.function_name = f"riverbeam-{name}"
-        self.function_version = "$LATEST"
-        self.memory_limit_in_mb = 512
-        self.invoked_function_arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{self.function_name}"
-        self.aws_request_id = str(uuid.uuid4())
-        self.log_group_name = f"/aws/lambda/{self.function_name}"
-        self.log_stream_name = "2026/12/03/[$LATEST]0123456789abcdef"
-        self._remaining_ms = remaining_ms
-
-    def get_remaining_time_in_millis(self) -> int:
-        return self._remaining_ms
-
-
-def load_function(name: str) -> ModuleType:
-    """functions/<name>/app.py as Lambda loads it: by its file, with the layer's packages on the path."""
-    spec = importlib.util.spec_from_file_location(
-        f"riverbeam_function_{name}", ROOT / "functions" / name / "app.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def function_handler(name: str) -> Handler:
+    """functions/<name>/app.py's handler as Lambda loads it: by its file, with the layer's packages on the
+    path."""
+    return load_handler(ROOT / "functions" / name / "app.py", f"riverbeam_function_{name}")
 
 
 @dataclass
@@ -146,14 +127,17 @@ class Stack:
     table_name: str
     queue_url: str
     dead_letter_url: str
-    handlers: dict[str, Callable[[dict[str, Any], Any], dict[str, Any]]]
+    handlers: dict[str, Handler]
     sqs: Any
     gone: set[str] = field(default_factory=set)
     # where the table's stream has been read up to (None: not yet, from its start)
     stream_iterator: str | None = None
 
     def call(self, function: str, e: dict[str, Any], *, remaining_ms: int = 900_000) -> dict[str, Any]:
-        return self.handlers[function](e, LambdaContext(function, remaining_ms))
+        answer: dict[str, Any] = self.handlers[function](
+            e, LambdaContext(f"riverbeam-{function}", remaining_ms / 1000)
+        )
+        return answer
 
     def connect(
         self, session_id: str, user_id: str, connection_id: str | None = None
@@ -173,7 +157,7 @@ class Stack:
             QueueUrl=self.queue_url, MaxNumberOfMessages=limit, AttributeNames=["All"], WaitTimeSeconds=0
         ).get("Messages", [])
         queue_arn = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{self.queue_url.rsplit('/', 1)[-1]}"
-        return [lambda_record(m, queue_arn) for m in got]
+        return [sqs_record(m, queue_arn) for m in got]
 
     def run_worker(self, records: list[dict[str, Any]]) -> list[str]:
         """Call the worker with `records`, then do as the event source mapping does: delete the messages
@@ -215,7 +199,7 @@ class Stack:
             self.stream_iterator = answer["NextShardIterator"]
             if not answer["Records"]:
                 break
-            found += [lambda_stream_record(r, arn) for r in answer["Records"]]
+            found += [stream_record(r, arn) for r in answer["Records"]]
         pattern = stream_filter()
         return [r for r in found if matches(pattern, r)]
 
@@ -323,7 +307,7 @@ def lambda_stack(data_dir: Path, *, auth_mode: str = "none", **env: str) -> Iter
         )
         runtime.reset()
         try:
-            handlers = {name: load_function(name).lambda_handler for name in FUNCTIONS}
+            handlers = {name: function_handler(name) for name in FUNCTIONS}
             stack = Stack(table_name, queue_url, dlq_url, handlers, sqs)
             runtime.management_api().meta.events.register(
                 "before-call.apigatewaymanagementapi.PostToConnection", _gone_hook(stack)

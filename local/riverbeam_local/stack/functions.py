@@ -3,27 +3,17 @@ a Lambda context whose remaining time counts down from the function's timeout.""
 
 from __future__ import annotations
 
-import importlib.util
-from collections.abc import Callable
 from typing import Any
 
-from ..lambda_like import LambdaContext
+from ..lambda_like import Handler, LambdaContext, load_handler
 from .template import Function
 
-Handler = Callable[[dict[str, Any], Any], Any]
+FUNCTION_PREFIX = "riverbeam-local-"
 
 
 def _load(function: Function) -> Handler:
     # one module name per function: every handler file is called app.py
-    spec = importlib.util.spec_from_file_location(
-        f"riverbeam_local_function_{function.name}", function.module_file
-    )
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {function.module_file}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    handler: Handler = getattr(module, function.attribute)
-    return handler
+    return load_handler(function.module_file, f"riverbeam_local_function_{function.name}", function.attribute)
 
 
 class Functions:
@@ -32,4 +22,5 @@ class Functions:
 
     def call(self, function: Function, event: dict[str, Any]) -> Any:
         """Blocking: call it from a worker thread, never on the event loop."""
-        return self._handlers[function.name](event, LambdaContext(function.name, function.timeout_seconds))
+        context = LambdaContext(FUNCTION_PREFIX + function.name, function.timeout_seconds)
+        return self._handlers[function.name](event, context)

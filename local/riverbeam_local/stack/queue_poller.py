@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from riverbeam.aws.worker import lambda_record
+from ..lambda_like import sqs_record
 
 log = logging.getLogger("riverbeam_local")
 # ReceiveMessage without long polling: the embedded server serves one request at a time, so a long poll
@@ -88,7 +88,7 @@ class Poller:
 
     def _deliver(self, messages: list[dict[str, Any]]) -> None:
         started = time.monotonic()
-        records = [lambda_record(m, self._arn) for m in messages]
+        records = [sqs_record(m, self._arn) for m in messages]
         try:
             try:
                 answer = self._run_batch({"Records": records})

@@ -3,32 +3,16 @@
 
 from __future__ import annotations
 
-import datetime
 import logging
 import threading
-import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..lambda_like import ACCOUNT_ID, REGION
+from ..lambda_like import scheduled_event
+from .functions import FUNCTION_PREFIX
 from .template import Function
 
 log = logging.getLogger("riverbeam_local")
-
-
-def scheduled_event(function: Function) -> dict[str, Any]:
-    """What EventBridge sends a function on its schedule."""
-    return {
-        "version": "0",
-        "id": str(uuid.uuid4()),
-        "detail-type": "Scheduled Event",
-        "source": "aws.events",
-        "account": ACCOUNT_ID,
-        "time": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "region": REGION,
-        "resources": [f"arn:aws:events:{REGION}:{ACCOUNT_ID}:rule/riverbeam-local-{function.name}"],
-        "detail": {},
-    }
 
 
 class Scheduler:
@@ -57,7 +41,7 @@ class Scheduler:
         while not self._stop.wait(self._interval):
             for function in self._functions:
                 try:
-                    answer = self._call(function, scheduled_event(function))
+                    answer = self._call(function, scheduled_event(FUNCTION_PREFIX + function.name))
                 except Exception:
                     log.exception("%s failed", function.name)
                     continue

@@ -26,6 +26,8 @@ from typing import Any
 from beam_store import OutboxEvent
 from beam_store.dynamo.outbox_items import events_of
 
+from ..lambda_like import matches, stream_record
+
 log = logging.getLogger("riverbeam_local")
 # GetRecords when nothing woke the tail (a write to the embedded table wakes it at once: `wake`)
 IDLE_SECONDS = 1.0
@@ -33,38 +35,6 @@ IDLE_SECONDS = 1.0
 RETRY_SECONDS = (0.1, 0.2, 0.5, 1.0, 2.0)
 
 RunBatch = Callable[[dict[str, Any]], Any]
-
-
-def matches(pattern: Mapping[str, Any], value: Any) -> bool:
-    """Whether `value` matches an event filter pattern of exact values (what the template's FilterCriteria
-    uses): each key's list names the values it may have, a nested object matches the nested value."""
-    if not isinstance(value, Mapping):
-        return False
-    for key, wanted in pattern.items():
-        if isinstance(wanted, Mapping):
-            if not matches(wanted, value.get(key)):
-                return False
-        elif key not in value or value[key] not in wanted:
-            return False
-    return True
-
-
-def lambda_record(record: Mapping[str, Any], stream_arn: str) -> dict[str, Any]:
-    """A record as GetRecords returns it, as the event source mapping hands it to the function: one record
-    of the Lambda DynamoDB stream event (its creation time in epoch seconds, the stream's ARN beside it)."""
-    stream = dict(record["dynamodb"])
-    created = stream.get("ApproximateCreationDateTime")
-    if created is not None and hasattr(created, "timestamp"):
-        stream["ApproximateCreationDateTime"] = float(int(created.timestamp()))
-    return {
-        "eventID": record["eventID"],
-        "eventName": record["eventName"],
-        "eventVersion": record.get("eventVersion", "1.1"),
-        "eventSource": "aws:dynamodb",
-        "awsRegion": record.get("awsRegion") or stream_arn.split(":")[3],
-        "dynamodb": stream,
-        "eventSourceARN": stream_arn,
-    }
 
 
 def _sequence(record: Mapping[str, Any]) -> str:
@@ -173,7 +143,7 @@ class StreamTail:
             records = answer.get("Records", [])
             self._iterators[shard_id] = answer.get("NextShardIterator")
             read += len(records)
-            batch = [lambda_record(r, self._arn) for r in records]
+            batch = [stream_record(r, self._arn) for r in records]
             batch = [r for r in batch if self._pattern is None or matches(self._pattern, r)]
             if batch:
                 self._deliver(batch)

@@ -1,5 +1,5 @@
-"""The one hand-written part: a request as API Gateway hands it to a Lambda function (HTTP API payload 2.0,
-WebSocket CONNECT/MESSAGE/DISCONNECT), and the function's answer back as an HTTP response."""
+"""A request as API Gateway hands it to a Lambda function (HTTP API payload 2.0, WebSocket
+CONNECT/MESSAGE/DISCONNECT), and the function's answer back as an HTTP response."""
 
 from __future__ import annotations
 
@@ -7,14 +7,13 @@ import base64
 import json
 import secrets
 import time
-import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
-ACCOUNT_ID = "123456789012"
-REGION = "us-east-1"
+from .invocation import ACCOUNT_ID
+
 HTTP_API_ID = "local-http"
 WEBSOCKET_API_ID = "local-ws"
 # the local HTTP API is served at the root, as a `$default` stage is
@@ -233,20 +232,3 @@ def selected_route(body: str, expression: str) -> str | None:
             return None
         value = value[part]
     return value if isinstance(value, str) else None
-
-
-class LambdaContext:
-    """What the Lambda runtime passes as `context`: the function's name and its remaining time."""
-
-    def __init__(self, function_name: str, timeout_seconds: int) -> None:
-        self.function_name = f"riverbeam-local-{function_name}"
-        self.function_version = "$LATEST"
-        self.memory_limit_in_mb = 512
-        self.invoked_function_arn = f"arn:aws:lambda:{REGION}:{ACCOUNT_ID}:function:{self.function_name}"
-        self.aws_request_id = str(uuid.uuid4())
-        self.log_group_name = f"/aws/lambda/{self.function_name}"
-        self.log_stream_name = "local"
-        self._deadline = time.monotonic() + timeout_seconds
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self._deadline - time.monotonic()) * 1000))
