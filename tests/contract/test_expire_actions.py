@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from beam_store import ActionConflict, BeamStore, StepWrite
+from beam_store.records import ExpiryDecided
 
 from tests.support import steps
 from tests.support.contract import resolve_step, sid
@@ -30,9 +31,12 @@ def test_a_pending_action_expires_only_once_past_its_time(store: BeamStore) -> N
     kept, done = store.expire_action(action.action_id, BEFORE)
     assert kept is not None and kept.status == "pending" and kept.expires_at == EXPIRES and not done
     expired, done = store.expire_action(action.action_id, AFTER)
-    assert expired is not None and expired.status == "expired" and expired.response is None and done
+    assert expired is not None and expired.status == "expired" and done
     stored = store.get_action(action.action_id)
     assert stored is not None and stored.status == "expired"
+    for found in (expired, stored):  # who decided: nobody, in time (CONTRACT 11)
+        assert found.response is not None and found.response.by == ExpiryDecided()
+        assert found.response.when == AFTER
     again, done = store.expire_action(action.action_id, AFTER)  # the same time: still only once
     assert again is not None and again.status == "expired" and not done
     assert store.expire_action(sid(), AFTER) == (None, False)

@@ -68,7 +68,8 @@ def test_a_resume_past_the_time_is_410_and_the_action_expired(store: BeamStore, 
             beam.resume(resume_body(result, "cancelled"))
         assert (raised.value.code, raised.value.status) == ("BEM-070", 410)
     action = beam.read_action(action_id, user_id="u1")
-    assert action.status == "expired" and action.response is None and counter.pushed == []
+    assert action.status == "expired" and counter.pushed == []
+    assert action.response is not None and action.response.by.kind == "expiry"  # nobody answered
     session_id = str(result.session_id)
     assert [a.action_id for a in beam.read_actions(session_id, user_id="u1", status="expired")] == [action_id]
     assert beam.read_actions(session_id, user_id="u1", status="pending") == []

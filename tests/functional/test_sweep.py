@@ -47,7 +47,8 @@ def test_the_sweep_expires_what_is_overdue_and_closes_its_interaction(store: Bea
     swept = beam.sweep_expired(on_frame=frames)
     assert [a.action_id for a in swept] == [action_id] and swept[0].status == "expired"
     action = beam.read_action(action_id, user_id="u1")
-    assert action.status == "expired" and action.response is None and action.updated_at == iso(clock())
+    assert action.status == "expired" and action.updated_at == iso(clock())
+    assert action.response is not None and action.response.by.kind == "expiry"
     assert beam.read_interaction(interaction_id, user_id="u1").status == "completed"
     assert beam.sweep_expired() == []  # nothing twice
     (frame,) = frames

@@ -30,7 +30,7 @@ from beam_store import (
     args_sha256,
     new_id,
 )
-from beam_store.records import overdue
+from beam_store.records import PersonDecided, overdue
 
 from ..errors import BeamError
 from ..models import ActionResponseEnvelope, ResumeRequest
@@ -244,6 +244,7 @@ def resolve(
             edited_args=edited,
             edited_args_sha256=args_sha256(edited) if edited is not None else None,
             request_sha256=request_sha256,
+            by=PersonDecided(user_id=user_id),
         )
         changes: dict[str, Any] = {"status": "cancelled", "response": response, "resolved_run_id": run_id}
         if envelope.status == "submitted":
