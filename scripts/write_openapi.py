@@ -6,13 +6,18 @@ import json
 import sys
 from pathlib import Path
 
+from riverbeam.aws.http import invoke_routes, resume_routes
 from riverbeam.aws.openapi import openapi_document
+from riverbeam.aws.read_routes import records_routes
 
 TARGET = Path(__file__).resolve().parents[1] / "docs" / "openapi.json"
 
 
 def rendered() -> str:
-    return json.dumps(openapi_document(), indent=2, sort_keys=True) + "\n"
+    return (
+        json.dumps(openapi_document([invoke_routes, resume_routes, records_routes]), indent=2, sort_keys=True)
+        + "\n"
+    )
 
 
 def main() -> int:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from openapi_spec_validator import validate
-from riverbeam.aws.openapi import openapi_document
+from riverbeam.aws.http import invoke_routes, resume_routes
+from riverbeam.aws.openapi import openapi_document as document_of
+from riverbeam.aws.read_routes import records_routes
+from riverbeam.aws.router import http_app
 
 from tests.support.lambda_stack import ROOT, template
 
@@ -22,6 +27,10 @@ ROUTES = {
     ("get", "/runs/{id}/frames"),
     ("get", "/actions/{id}"),
 }
+
+
+def openapi_document() -> dict[str, Any]:
+    return document_of([invoke_routes, resume_routes, records_routes])
 
 
 def _routes(paths: dict[str, dict[str, object]]) -> set[tuple[str, str]]:
@@ -79,3 +88,27 @@ def test_the_sample_events_use_the_template_routes() -> None:
             method, pattern = route.split(" ", 1)
             assert (method.lower(), pattern) in ROUTES | {("get", "/openapi.json")}, path
     assert Path(ROOT / "events").is_dir()
+
+
+def test_get_openapi_json_serves_the_document() -> None:
+    event = {"rawPath": "/openapi.json", "requestContext": {"http": {"method": "GET"}, "stage": "$default"}}
+    served = http_app(records_routes).resolve(event)
+    assert served["statusCode"] == 200
+    assert json.loads(served["body"]) == openapi_document()
+
+
+def test_the_document_is_written_from_the_routes_metadata() -> None:
+    """Each read route's 200 is the model its function returns; the builder imports no route table (the
+    routers are handed to it), so no route module and it import each other."""
+    document = openapi_document()
+    for route in (r for r in records_routes.routes if r.documented):
+        path = re.sub(r"<([^>]+)>", r"{\1}", route.path)
+        answered = document["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]
+        assert answered["schema"]["$ref"].endswith("/" + route.hints["return"].__name__), path
+    source = (ROOT / "layers" / "riverbeam" / "riverbeam" / "aws" / "openapi.py").read_text()
+    imported = {
+        node.module
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and node.module is not None
+    }
+    assert not imported & {"http", "read_routes", "service"}, imported

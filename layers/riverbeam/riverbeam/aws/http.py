@@ -1,7 +1,7 @@
 """The HTTP API (CONTRACT section 7) on riverbeam.aws.router, whose HttpApp maps every error to the JSON
 body of section 5: POST /invoke and /resume here, the reads in riverbeam.aws.read_routes (so that neither
-function defines, nor imports, the other's routes). The OpenAPI document of them all is
-riverbeam.aws.openapi's, built only by GET /openapi.json and scripts/write_openapi.py."""
+function defines, nor imports, the other's routes). `body` names the model the pipeline checks a body
+against (not the router: the contract's specific codes win over BEM-001), for the OpenAPI document."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..models import AgentResult, StreamAck
+from ..models import AgentResult, InvokeRequest, ResumeRequest, StreamAck
 from . import runtime, service
 from .identity import BodyCaller, caller
 from .router import Answer, Request, Router, answer, error_answers, http_app, ok_answer
@@ -32,6 +32,7 @@ invoke_routes = Router()
 
 @invoke_routes.post(
     "/invoke",
+    body=InvokeRequest,
     summary="Invoke an agent",
     description="Not streamed: runs the agent and answers the Result. Streamed (`stream: true`): answers "
     "a StreamAck at once; the frames go to the session's WebSocket connections. Sent again with the same "
@@ -64,6 +65,7 @@ resume_routes = Router()
 
 @resume_routes.post(
     "/resume",
+    body=ResumeRequest,
     summary="Answer an agent's pending actions and resume it",
     description="Resolves every action atomically (exactly one concurrent resume of an action wins), "
     "answers a StreamAck, and runs the agent in the worker; the frames follow on the WebSocket. Sent "

@@ -1,8 +1,7 @@
 """A small router for API Gateway's HTTP API events (payload 2.0): method and path template to a route
-function, whose query parameters a pydantic model checks. It stands where Powertools' APIGatewayHttpResolver
-stood, matching and validating as it did: importing the resolver (its OpenAPI machinery, a data class for
-every AWS event source, asyncio) cost every HTTP function's cold start about 110 ms. The OpenAPI document
-is still Powertools' (riverbeam.aws.openapi), built from these routes only where it is asked for."""
+function, whose query parameters a pydantic model checks. It matches and validates as Powertools'
+APIGatewayHttpResolver did, without its import (the import budgets, docs/benchmarks.md). The OpenAPI
+document is written from these routes' metadata (riverbeam.aws.openapi)."""
 
 from __future__ import annotations
 
@@ -75,7 +74,7 @@ class Request:
 
 class Route:
     """A method and path template (`/sessions/<session_id>`) served by `function(request, **parameters)`,
-    with what the OpenAPI document says of it."""
+    with what the OpenAPI document says of it besides (`doc`: summary, description, responses, body)."""
 
     def __init__(
         self, method: str, path: str, function: RouteFunction, documented: bool, doc: dict[str, Any]
