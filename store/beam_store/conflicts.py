@@ -23,6 +23,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel
 
+from .approvers import votes_before
 from .records import Action, Interaction, Run, Session
 from .step_write import StepWrite
 from .store_errors import (
@@ -38,7 +39,17 @@ from .store_errors import (
 )
 
 PartKind = Literal[
-    "resolve", "outcome", "open", "told", "session", "interaction", "run", "message", "frame", "outbox"
+    "resolve",
+    "outcome",
+    "open",
+    "told",
+    "session",
+    "interaction",
+    "run",
+    "message",
+    "frame",
+    "outbox",
+    "inbox",
 ]
 # a part of a step: what is written, and the id of its record
 Part = tuple[PartKind, str]
@@ -55,13 +66,14 @@ def action_conflict(
     failed: bool = False,
     now: str | None = None,
 ) -> ActionConflict | None:
-    if op == "resolve":  # still pending, and not past its time at `now` (the step's)
+    if op == "resolve":  # still pending, not past its time at `now` (the step's), no vote since read
         holds = (
             current is not None
             and current.status == "pending"
             and current.interaction_id == wanted.interaction_id
             and current.session_id == wanted.session_id
             and (current.expires_at is None or now is None or current.expires_at > now)
+            and votes_before(wanted) in (None, len(current.votes))
         )
     elif op == "told":
         holds = current is not None and current.status == "expired" and current.resolved_run_id is None

@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from .conflicts import Part, first_conflict
-from .outbox import OUTBOX_TTL_SECONDS, OutboxEvent
+from .memory_inbox import InboxInMemory
+from .memory_outbox import OutboxInMemory
 from .protocol import ExpiryEvents
 from .records import (
     Action,
@@ -25,7 +26,6 @@ from .records import (
     Run,
     Session,
     action_cursor,
-    expired,
     overdue,
     overdue_cursor,
 )
@@ -44,7 +44,7 @@ def action_sort_key(action: Action) -> tuple[int, str, str]:
     return (0 if action.status == "pending" else 1, action.created_at, action.action_id)
 
 
-class InMemoryStore:
+class InMemoryStore(InboxInMemory, OutboxInMemory):
     """Thread-safe; a step's conditions are all checked before any of its writes is applied."""
 
     def __init__(self) -> None:
@@ -132,7 +132,7 @@ class InMemoryStore:
             current = self._actions.get(action_id)
             if current is None or not overdue(current, now):
                 return _copy(current), False
-            current = expired(current, now)
+            current = current.model_copy(update={"status": "expired", "updated_at": now})
             events = list(outbox(current.model_copy(deep=True))) if outbox is not None else []
             self._actions[action_id] = current
             self._keep_events(events)
@@ -283,22 +283,6 @@ class InMemoryStore:
             held = self._requests.get((user_id, request_id))
             return _copy(held) if held is not None and held.expires_at > now else None
 
-    # the outbox
-
-    def _keep_events(self, events: Sequence[OutboxEvent]) -> None:
-        """Under the lock: keep a write's events, and forget those past their time (the table's TTL)."""
-        now = time.time()
-        while self._outbox and self._outbox[0][0] <= now:
-            self._outbox.popleft()
-        self._outbox.extend((now + OUTBOX_TTL_SECONDS, json.dumps(e)) for e in events)
-
-    def outbox(self) -> list[OutboxEvent]:
-        """The events of every write committed (and not past OUTBOX_TTL_SECONDS), in the order they were
-        committed: what a DynamoDB table's stream of its outbox items is to DynamoBeamStore (tests)."""
-        now = time.time()
-        with self._lock:
-            return [OutboxEvent(*json.loads(e)) for at, e in self._outbox if at > now]
-
     def records(self) -> list[BaseModel]:
         """Every session, interaction, run, action, message and idempotency record it holds (copies): what
         a table scan is to DynamoDB, for tests and debugging."""
@@ -376,6 +360,7 @@ class InMemoryStore:
                     "resolved_run_id": action.resolved_run_id,
                     "run_args": action.run_args,
                     "run_args_sha256": action.run_args_sha256,
+                    "votes": action.votes,
                     "updated_at": now,
                 },
             )

@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from .approvers import ApprovalPage
 from .outbox import OutboxEvent
 from .records import (
     Action,
@@ -164,6 +165,26 @@ class BeamStore(Protocol):
 
     def get_request(self, user_id: str, request_id: str, now: int) -> RequestRecord | None:
         """The record of the caller's request_id, None where there is none or it expired by `now`."""
+        ...
+
+    def add_votes(self, actions: Sequence[Action], now: str) -> None:
+        """Store each action's `votes` (its last vote the new one), all or none, in one write: each must
+        still be pending in its interaction and session, not past its time at `now`, and hold exactly the
+        votes before the new one (so of concurrent votes, one is written and the others conflict).
+        Raises `ActionConflict` (with the action as found) for the first that is not so."""
+        ...
+
+    def list_approvals(
+        self,
+        principals: Sequence[str],
+        *,
+        before: str | None = None,
+        limit: int | None = None,
+        now: str | None = None,
+    ) -> ApprovalPage:
+        """The pending actions any of `principals` (approvers.py: `user:<id>`, `group:<name>`) may answer,
+        not past their time at `now`, across sessions, newest first, before the cursor `before`
+        (`approval_cursor`); one Query per principal on DynamoDB. With the next page's cursor, if any."""
         ...
 
     def commit(self, step: StepWrite) -> list[Message]:

@@ -12,11 +12,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 InteractionStatus = Literal["in_progress", "completed", "failed"]
 RunStatus = Literal["running", "completed", "failed", "interrupted"]
-ActionStatus = Literal["pending", "resolved", "cancelled", "expired", "denied"]
+ActionStatus = Literal["pending", "resolved", "cancelled", "expired"]
 MessageRole = Literal["human", "ai", "tool"]
 MessageType = Literal["message", "action_result"]
 ResponseStatus = Literal["submitted", "cancelled"]
 RequestStatus = Literal["in_progress", "completed"]
+# users and groups listed as a tool's approvers, at most (each is an inbox entry of its pending actions)
+MAX_APPROVERS = 20
 
 
 def utc_now() -> str:
@@ -151,36 +153,37 @@ class Message(WireModel):
     updated_at: str
 
 
-class PersonDecided(WireModel):
-    """A person answered the action (the session's owner, or an approver)."""
+class Vote(WireModel):
+    """One approver's answer to an action that needs several (a quorum): who, what, when, why."""
 
-    kind: Literal["person"] = "person"
     user_id: str
+    status: ResponseStatus
+    at: str
+    reason: str | None = None
 
 
-class PolicyDecided(WireModel):
-    """The agent's approval policy decided the call without asking: the policies that did (CONTRACT 10)."""
+class Approvals(WireModel):
+    """Who may answer a tool's actions (CONTRACT 11): the users and groups listed (in any session), and
+    the session's owner unless `self_approval` is false (four eyes); `required` distinct approvals
+    resolve it. Kept on each pending action, so a later change of the settings leaves it as asked."""
 
-    kind: Literal["policy"] = "policy"
-    policy_ids: list[str] = Field(default_factory=list)
+    model_config = ConfigDict(frozen=True)
 
+    users: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    required: int = Field(default=1, ge=1, le=MAX_APPROVERS)
+    self_approval: bool = True
 
-class GrantDecided(WireModel):
-    """A standing grant of the session allowed the call without asking."""
-
-    kind: Literal["grant"] = "grant"
-    grant_id: str
-
-
-class ExpiryDecided(WireModel):
-    """Nobody answered before the action's time: it expired."""
-
-    kind: Literal["expiry"] = "expiry"
-
-
-DecidedBy = Annotated[
-    PersonDecided | PolicyDecided | GrantDecided | ExpiryDecided, Field(discriminator="kind")
-]
+    @model_validator(mode="after")
+    def _reachable(self) -> Self:
+        if len(self.users) + len(self.groups) > MAX_APPROVERS:
+            raise ValueError(f"at most {MAX_APPROVERS} approvers (users and groups together)")
+        if not self.self_approval and not self.users and not self.groups:
+            raise ValueError("self_approval false needs approvers (users or groups): nobody could approve")
+        named = len(set(self.users)) + (1 if self.self_approval else 0)
+        if not self.groups and self.required > named:
+            raise ValueError(f"required {self.required} is more than the {named} people who may approve")
+        return self
 
 
 class ActionResponseRecord(WireModel):
@@ -197,15 +200,8 @@ class ActionResponseRecord(WireModel):
     edited_args_sha256: str | None = None
     # the hash of the whole request that answered (a retry of it with the same request_id is recognised)
     request_sha256: str | None = None
-    # who decided (CONTRACT 11): a person, the policy, a grant, the expiry; a response stored before it
-    # was kept is a person's, `who`
-    by: DecidedBy | None = None
-
-    @model_validator(mode="after")
-    def _decided_by(self) -> Self:
-        if self.by is None:
-            self.by = PersonDecided(user_id=self.who)
-        return self
+    # every approver's vote, where the tool names its approvers (the last one decided)
+    votes: list[Vote] | None = None
 
 
 class ToolOutcome(WireModel):
@@ -236,6 +232,9 @@ class Action(WireModel):
     run_args: dict[str, Any] | None = None
     run_args_sha256: str | None = None
     outcome: ToolOutcome | None = None
+    # who may answer it, where its tool says (else the session's owner alone), and the votes given so far
+    approvals: Approvals | None = None
+    votes: list[Vote] = Field(default_factory=list)
     created_at: str
     updated_at: str
 
@@ -245,14 +244,6 @@ class Action(WireModel):
         if not self.args_sha256:
             self.args_sha256 = args_sha256(self.args)
         return self
-
-
-def expired(action: Action, now: str) -> Action:
-    """The action as its expiry stores it: `expired`, its response saying that nobody answered in time."""
-    response = ActionResponseRecord(
-        status="cancelled", request_id="", who="expiry", when=now, by=ExpiryDecided()
-    )
-    return action.model_copy(update={"status": "expired", "updated_at": now, "response": response})
 
 
 def overdue(action: Action, now: str) -> bool:

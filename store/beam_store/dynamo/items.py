@@ -15,6 +15,10 @@ Items (pk / sk):
                                    ACTION#<0 pending|1 done>#<created_at>#<id>;
                                    gsi2: SESSION#<id> / ACTION#<status>#<created_at>#<id> (the inbox);
                                    gsi3, while pending: PENDING / <expires_at>#<id> (the sweep)
+                                   gsi4, while pending and its owner may answer it:
+                                   INBOX#user:<owner> / <created_at>#<id> (the approvers' inbox)
+  ACTION#<id> / INBOX#<principal>  a copy of a pending action for another approver (a user or a group);
+                                   gsi4: INBOX#<principal> / <created_at>#<id> (inbox_items.py)
   CONN#<id> / CONN                 a WebSocket connection, with a TTL; gsi1: SESSION#<id> / CONN#<id>
   REQUEST#<request_id>#<user_id> / REQUEST
                                    an idempotency record (a caller's request_id), with a TTL
@@ -41,6 +45,7 @@ from typing import Any, TypeVar
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from pydantic import BaseModel
 
+from ..approvers import approval_cursor, owner_approves, user_principal
 from ..records import (
     Action,
     Connection,
@@ -64,6 +69,10 @@ GSI2 = "gsi2"
 # what a partition takes.
 GSI3 = "gsi3"
 PENDING_KEY = "PENDING"
+# the approvers' inbox (CONTRACT 11): INBOX#<principal> / <created_at>#<action id>, newest first, for
+# pending actions only: on the action item for the session's owner, on an entry item for each other
+# approver (inbox_items.py)
+GSI4 = "gsi4"
 TTL_ATTRIBUTE = "expires_at"
 OPEN_PREFIX = "open#"
 WAITING_ATTRIBUTE = "waiting_on"
@@ -71,7 +80,7 @@ MAX_SEQ = 10**12 - 1
 MAX_FRAME = 10**8 - 1
 # record fields whose values are JSON of any shape, each stored as a string of compact JSON
 JSON_ATTRIBUTES = frozenset(
-    {"content", "args", "run_args", "outcome", "response", "error", "usage", "answer"}
+    {"content", "args", "run_args", "outcome", "response", "error", "usage", "answer", "votes", "approvals"}
 )
 
 _serializer = TypeSerializer()
@@ -215,15 +224,24 @@ def run_item(run: Run) -> Item:
     return run_key(run.run_id) | record_attrs(run) | index | {"entity": {"S": "run"}}
 
 
-# the attributes of an action's entry in gsi3, removed when it stops being pending
-PENDING_INDEX_ATTRIBUTES = ("gsi3pk", "gsi3sk")
+# the attributes of an action's entries in gsi3 and gsi4, removed when it stops being pending
+PENDING_INDEX_ATTRIBUTES = ("gsi3pk", "gsi3sk", "gsi4pk", "gsi4sk")
+
+
+def inbox_index(action: Action, principal: str) -> Item:
+    """An entry of `principal`'s inbox (gsi4) for a pending action."""
+    return {"gsi4pk": serialize(f"INBOX#{principal}"), "gsi4sk": serialize(approval_cursor(action))}
 
 
 def pending_index(action: Action) -> Item:
-    """The action's entry in gsi3: only a pending action that expires has one."""
-    if action.status != "pending" or action.expires_at is None:
+    """The action's entries in gsi3 (a pending action that expires) and in its owner's inbox (gsi4, where
+    the owner may answer it)."""
+    if action.status != "pending":
         return {}
-    return {"gsi3pk": serialize(PENDING_KEY), "gsi3sk": serialize(overdue_cursor(action))}
+    owner = inbox_index(action, user_principal(action.user_id)) if owner_approves(action) else {}
+    if action.expires_at is None:
+        return owner
+    return {"gsi3pk": serialize(PENDING_KEY), "gsi3sk": serialize(overdue_cursor(action))} | owner
 
 
 def action_attrs(action: Action) -> Item:

@@ -26,12 +26,12 @@ from ..records import (
     Session,
     overdue,
 )
-from ..records import expired as expired_record
 from ..step_write import StepWrite, numbered
 from ..store_errors import RunClaimed, RunNotRunning, StoreBusy
 from .content import ContentStore, projected_sizes, transaction_writes
 from .expressions import Expression
 from .frame_items import RunFrames
+from .inbox_items import InboxQueries
 from .items import (
     GSI1,
     GSI2,
@@ -51,7 +51,6 @@ from .items import (
     message_sk,
     run_key,
     serialize,
-    serialize_json,
     session_item,
     session_key,
 )
@@ -69,7 +68,7 @@ else:
     DynamoDBClient = S3Client = Any
 
 
-class DynamoBeamStore(RequestRecords, RunFrames):
+class DynamoBeamStore(RequestRecords, RunFrames, InboxQueries):
     def __init__(
         self,
         client: DynamoDBClient,
@@ -228,14 +227,12 @@ class DynamoBeamStore(RequestRecords, RunFrames):
         current = self.get_action(action_id)
         if current is None or not overdue(current, now):
             return current, False
-        expired = expired_record(current, now)
-        assert expired.response is not None
+        expired = current.model_copy(update={"status": "expired", "updated_at": now})
         e = Expression()
         condition = e.all(e.eq("status", "pending"), f"{e.name('expires_at')} <= {e.value(serialize(now))}")
         changes = {
             "status": serialize("expired"),
             "updated_at": serialize(now),
-            "response": serialize_json(expired.response.model_dump(mode="json", exclude_none=True)),
             "gsi1sk": serialize(action_gsi1sk(expired)),
             "gsi2sk": serialize(action_gsi2sk(expired)),
         }

@@ -1,4 +1,4 @@
-"""The table DynamoBeamStore keeps its items in: one on-demand table, three indexes, a TTL, a stream."""
+"""The table DynamoBeamStore keeps its items in: one on-demand table, four indexes, a TTL, a stream."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from .items import GSI1, GSI2, GSI3, TTL_ATTRIBUTE
+from .items import GSI1, GSI2, GSI3, GSI4, TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -19,7 +19,18 @@ INDEX_WAIT_SECONDS = 1800
 TABLE_DEFINITION: dict[str, Any] = {
     "AttributeDefinitions": [
         {"AttributeName": name, "AttributeType": "S"}
-        for name in ("pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk", "gsi3pk", "gsi3sk")
+        for name in (
+            "pk",
+            "sk",
+            "gsi1pk",
+            "gsi1sk",
+            "gsi2pk",
+            "gsi2sk",
+            "gsi3pk",
+            "gsi3sk",
+            "gsi4pk",
+            "gsi4sk",
+        )
     ],
     "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
     "GlobalSecondaryIndexes": [
@@ -47,6 +58,14 @@ TABLE_DEFINITION: dict[str, Any] = {
             ],
             "Projection": {"ProjectionType": "ALL"},
         },
+        {
+            "IndexName": GSI4,
+            "KeySchema": [
+                {"AttributeName": "gsi4pk", "KeyType": "HASH"},
+                {"AttributeName": "gsi4sk", "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "ALL"},
+        },
     ],
     "BillingMode": "PAY_PER_REQUEST",
     # the outbox items each write inserts are published from it (outbox.py)
@@ -55,7 +74,7 @@ TABLE_DEFINITION: dict[str, Any] = {
 
 
 def add_missing_indexes(client: Any, table_name: str, definition: dict[str, Any], table: Any) -> None:
-    """Add to a table created before them the indexes of `definition` it lacks (gsi2 and gsi3 came later)."""
+    """Add to a table created before them the indexes of `definition` it lacks (gsi2-gsi4 came later)."""
     have = {index["IndexName"] for index in table.get("GlobalSecondaryIndexes", [])}
     for index in definition.get("GlobalSecondaryIndexes", []):
         if index["IndexName"] in have:

@@ -27,11 +27,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..approvers import votes_before
 from ..conflicts import Part, first_conflict
 from ..records import Action, Interaction, Run, Session
 from ..step_write import StepWrite, numbered, opened_after
 from ..store_errors import StoreConflict
 from .expressions import Expression, put_new, updated
+from .inbox_items import entry_writes
 from .items import (
     PENDING_INDEX_ATTRIBUTES,
     WAITING_ATTRIBUTE,
@@ -53,6 +55,8 @@ from .items import (
 )
 from .outbox_items import outbox_items
 
+# how many votes an action holds: what a vote is conditioned on (the votes themselves are JSON)
+VOTE_COUNT = "vote_count"
 RETRYABLE = ("TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded")
 MODELS: dict[str, type[BaseModel]] = {
     "resolve": Action,
@@ -65,7 +69,10 @@ MODELS: dict[str, type[BaseModel]] = {
 }
 
 
-def _resolve(action: Action, now: str) -> dict[str, Any]:
+def resolve_update(action: Action, now: str) -> dict[str, Any]:
+    """The action as a resolution (or a vote that does not resolve it: still pending) leaves it, on its
+    condition: pending, in its interaction and session, not past its time, and holding the votes before
+    the last one where it carries votes (so of concurrent votes, one is written)."""
     e = Expression()
     condition = e.all(
         e.exists(),
@@ -73,6 +80,7 @@ def _resolve(action: Action, now: str) -> dict[str, Any]:
         e.eq("interaction_id", action.interaction_id),
         e.eq("session_id", action.session_id),
         e.any(e.missing("expires_at"), f"{e.name('expires_at')} > {e.value(serialize(now))}"),
+        *_votes_seen(action, e),
     )
     response = action.response.model_dump(mode="json", exclude_none=True) if action.response else None
     changes = {
@@ -83,14 +91,28 @@ def _resolve(action: Action, now: str) -> dict[str, Any]:
         "gsi1sk": serialize(action_gsi1sk(action)),
         "gsi2sk": serialize(action_gsi2sk(action)),
     }
+    if action.votes:
+        changes["votes"] = serialize_json(
+            [v.model_dump(mode="json", exclude_none=True) for v in action.votes]
+        )
+        changes[VOTE_COUNT] = serialize(len(action.votes))
     if action.run_args is not None:
         changes["run_args"] = serialize_json(action.run_args)
         changes["run_args_sha256"] = serialize(action.run_args_sha256)
-    # no longer pending: out of the sweep's index
-    update = f"{e.sets(changes)} {e.removes(*PENDING_INDEX_ATTRIBUTES)}"
+    # no longer pending: out of the sweep's index and the owner's inbox
+    gone = f" {e.removes(*PENDING_INDEX_ATTRIBUTES)}" if action.status != "pending" else ""
+    update = f"{e.sets(changes)}{gone}"
     return e.apply(
         {"Key": action_key(action.action_id), "UpdateExpression": update, "ConditionExpression": condition}
     )
+
+
+def _votes_seen(action: Action, e: Expression) -> list[str]:
+    """The condition that no vote was added since the action was read (approvers.votes_before)."""
+    before = votes_before(action)
+    if before is None:
+        return []
+    return [e.missing(VOTE_COUNT) if before == 0 else e.eq(VOTE_COUNT, before)]
 
 
 def _outcome(action: Action, run_id: str, now: str) -> dict[str, Any]:
@@ -194,7 +216,7 @@ def transact_items(
     """The step's TransactItems and, item for item, the part each writes."""
     now, run_id = step.run.updated_at, step.run.run_id
     writes: list[tuple[Part, str, dict[str, Any]]] = [
-        *((("resolve", a.action_id), "Update", _resolve(a, now)) for a in step.resolve_actions),
+        *((("resolve", a.action_id), "Update", resolve_update(a, now)) for a in step.resolve_actions),
         *((("outcome", a.action_id), "Update", _outcome(a, run_id, now)) for a in step.record_outcomes),
         *((("open", a.action_id), "Update", _open(a)) for a in step.open_actions),
         *((("told", a.action_id), "Update", _told(a, run_id, now)) for a in step.tell_expired),
@@ -210,13 +232,24 @@ def transact_items(
         {kind: op | {"TableName": table, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}}
         for _, kind, op in writes
     ]
+    parts: list[Part] = [part for part, _, _ in writes]
+    inbox = [
+        (a.action_id, w) for a in (*step.resolve_actions, *step.open_actions) for w in _entries(a, table, now)
+    ]
+    items += [w for _, w in inbox]
+    parts += [("inbox", action_id) for action_id, _ in inbox]
     expires_at = step.frames_expire_at
     items += [{"Put": {"TableName": table, "Item": frame_item(run_id, f, expires_at)}} for f in step.frames]
-    parts = [part for part, _, _ in writes] + [("frame", str(f["frame_seq"])) for f in step.frames]
+    parts += [("frame", str(f["frame_seq"])) for f in step.frames]
     outbox = outbox_items(step.outbox)
     items += [{"Put": {"TableName": table, "Item": item}} for item in outbox]
     parts += [("outbox", item["pk"]["S"]) for item in outbox]
     return items, parts
+
+
+def _entries(action: Action, table: str, now: str) -> list[dict[str, Any]]:
+    """The action's inbox entries as the step leaves the action (inbox_items.py)."""
+    return entry_writes(action.model_copy(update={"updated_at": now}), table)
 
 
 def refused(step: StepWrite, parts: list[Part], reasons: Sequence[Mapping[str, Any]]) -> Session | None:
