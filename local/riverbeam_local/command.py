@@ -18,6 +18,7 @@ COMMANDS = {
     "resume": "approve or reject an action by id; print the frames of the run that follows",
     "get": "print a session, interaction, run, action or a session's messages as JSON",
     "frames": "print a run's frames, one JSON per line (--follow: until it is done)",
+    "trace": "print a run's spans as a tree with timings (kept by dev --traces)",
 }
 
 
@@ -59,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
         from riverbeam_local.stack.dev_command import main as dev
 
         return dev(argv[1:])
+    if command == "trace":
+        from riverbeam_local.clients.trace_tree import main as trace
+
+        return trace(argv[1:])
     if command == "demo":
         from riverbeam_local.clients.demo import main as demo
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 InteractionStatus = Literal["in_progress", "completed", "failed"]
 RunStatus = Literal["running", "completed", "failed", "interrupted"]
-ActionStatus = Literal["pending", "resolved", "cancelled", "expired"]
+ActionStatus = Literal["pending", "resolved", "cancelled", "expired", "denied"]
 MessageRole = Literal["human", "ai", "tool"]
 MessageType = Literal["message", "action_result"]
 ResponseStatus = Literal["submitted", "cancelled"]
@@ -186,6 +186,38 @@ class Approvals(WireModel):
         return self
 
 
+class PersonDecided(WireModel):
+    """A person answered the action (the session's owner, or an approver)."""
+
+    kind: Literal["person"] = "person"
+    user_id: str
+
+
+class PolicyDecided(WireModel):
+    """The agent's approval policy decided the call without asking: the policies that did (CONTRACT 10)."""
+
+    kind: Literal["policy"] = "policy"
+    policy_ids: list[str] = Field(default_factory=list)
+
+
+class GrantDecided(WireModel):
+    """A standing grant of the session allowed the call without asking."""
+
+    kind: Literal["grant"] = "grant"
+    grant_id: str
+
+
+class ExpiryDecided(WireModel):
+    """Nobody answered before the action's time: it expired."""
+
+    kind: Literal["expiry"] = "expiry"
+
+
+DecidedBy = Annotated[
+    PersonDecided | PolicyDecided | GrantDecided | ExpiryDecided, Field(discriminator="kind")
+]
+
+
 class ActionResponseRecord(WireModel):
     """The response that resolved an action: what was answered, by whom, when; the hash of the args
     the approver saw, where the response named it; the args it approved instead, with their hash."""
@@ -200,8 +232,17 @@ class ActionResponseRecord(WireModel):
     edited_args_sha256: str | None = None
     # the hash of the whole request that answered (a retry of it with the same request_id is recognised)
     request_sha256: str | None = None
+    # who decided (CONTRACT 11): a person, the policy, a grant, the expiry; a response stored before it
+    # was kept is a person's, `who`
+    by: DecidedBy | None = None
     # every approver's vote, where the tool names its approvers (the last one decided)
     votes: list[Vote] | None = None
+
+    @model_validator(mode="after")
+    def _decided_by(self) -> Self:
+        if self.by is None:
+            self.by = PersonDecided(user_id=self.who)
+        return self
 
 
 class ToolOutcome(WireModel):
@@ -232,6 +273,9 @@ class Action(WireModel):
     run_args: dict[str, Any] | None = None
     run_args_sha256: str | None = None
     outcome: ToolOutcome | None = None
+    # the W3C traceparent of the run that asked for it (its `invoke_agent` span), where it was traced: the
+    # run that resumes it links to that span (no span stays open while a person decides)
+    traceparent: str | None = None
     # who may answer it, where its tool says (else the session's owner alone), and the votes given so far
     approvals: Approvals | None = None
     votes: list[Vote] = Field(default_factory=list)
@@ -244,6 +288,14 @@ class Action(WireModel):
         if not self.args_sha256:
             self.args_sha256 = args_sha256(self.args)
         return self
+
+
+def expired(action: Action, now: str) -> Action:
+    """The action as its expiry stores it: `expired`, its response saying that nobody answered in time."""
+    response = ActionResponseRecord(
+        status="cancelled", request_id="", who="expiry", when=now, by=ExpiryDecided()
+    )
+    return action.model_copy(update={"status": "expired", "updated_at": now, "response": response})
 
 
 def overdue(action: Action, now: str) -> bool:

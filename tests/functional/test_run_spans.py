@@ -15,6 +15,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 from riverbeam import ModelTurn, RiverBeam, ScriptedModel, ToolAgentRunner, ToolCall, tool
 from riverbeam.errors import ToolError
+from riverbeam.pipeline.approval_events import EventLog
 from riverbeam.telemetry import attributes as attr
 
 from tests.support.agents import invoke_body, resume_body
@@ -67,7 +68,8 @@ def in_trace(recorded: Recorded, trace_id: int) -> list[str]:
 def test_an_interrupting_invoke_and_its_resume_are_two_linked_traces(
     recorded: Recorded, store: BeamStore
 ) -> None:
-    loop = beam(store, *LOOP)
+    loop, log = beam(store, *LOOP), EventLog()
+    loop.set_event_sink(log)
     asked = loop.invoke(invoke_body())
     assert recorded.still_open() == []
     asking = recorded.one("invoke_agent author")
@@ -108,6 +110,8 @@ def test_an_interrupting_invoke_and_its_resume_are_two_linked_traces(
     assert stored is not None
     flags = f"{asking.context.trace_flags:02x}"
     assert stored.traceparent == f"00-{asking.context.trace_id:032x}-{asking.context.span_id:016x}-{flags}"
+    # and on the approval event, for a consumer's spans to link to
+    assert [e.detail.get("traceparent") for e in log] == [stored.traceparent]
 
     recorded.clear()
     loop.resume(resume_body(asked))
@@ -180,3 +184,16 @@ def test_a_failing_tool_and_a_failing_model_end_their_spans_with_their_errors(re
     run = recorded.one("invoke_agent author")
     assert run.status.status_code == StatusCode.ERROR
     assert attributes(run)[attr.ERROR_TYPE] == "BEM-500" and attributes(run)[attr.RUN_STATUS] == "failed"
+
+
+def test_untraced_the_action_keeps_no_context_and_the_resume_links_nothing() -> None:
+    """Without a tracer provider (a deployment without ADOT) nothing is stored nor told."""
+    log = EventLog()
+    loop = beam(InMemoryStore(), *LOOP)
+    loop.set_event_sink(log)
+    asked = loop.invoke(invoke_body())
+    stored = loop.store.get_action(asked.action_required[0].action_id)
+    assert stored is not None and stored.traceparent is None
+    loop.resume(resume_body(asked))
+    assert [e.detail_type for e in log] == ["Approval Requested", "Approval Decided"]
+    assert all("traceparent" not in e.detail for e in log)

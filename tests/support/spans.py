@@ -1,10 +1,10 @@
-"""The spans a test made, through OpenTelemetry's SDK and its in-memory exporter. A process has one tracer
-provider (OpenTelemetry sets it once), so it is set by the first test that asks and shared; each test
-starts with no spans recorded."""
+"""The spans a test made, through OpenTelemetry's SDK and its in-memory exporter. OpenTelemetry sets its
+global tracer provider once per process; a test that records spans sets it for its own time and resets
+it after (as OpenTelemetry's own test utilities do), so every other test runs untraced, as a deployment
+without an exporter does."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
 
 from opentelemetry import trace
@@ -12,6 +12,8 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.util._once import Once
+from riverbeam.telemetry import spans
 
 
 class OpenSpans(SpanProcessor):
@@ -26,17 +28,6 @@ class OpenSpans(SpanProcessor):
     def on_end(self, span: ReadableSpan) -> None:
         assert span.context is not None
         self.started.pop(span.context.span_id, None)
-
-
-@functools.cache
-def _provider() -> tuple[InMemorySpanExporter, OpenSpans]:
-    """The process's in-memory exporter and open-span tracker, behind the tracer provider it sets."""
-    memory, open_spans = InMemorySpanExporter(), OpenSpans()
-    provider = TracerProvider()
-    provider.add_span_processor(open_spans)
-    provider.add_span_processor(SimpleSpanProcessor(memory))
-    trace.set_tracer_provider(provider)
-    return memory, open_spans
 
 
 class Recorded:
@@ -65,10 +56,23 @@ class Recorded:
         return found[0]
 
 
+def _reset_global_provider() -> None:
+    """No tracer provider, as in a fresh process (and riverbeam's cached tracer forgotten)."""
+    trace._TRACER_PROVIDER_SET_ONCE = Once()
+    trace._TRACER_PROVIDER = None
+    spans.tracer.cache_clear()
+
+
 def recording() -> Iterator[Recorded]:
     """A test's spans: a fixture's body (`yield from recording()`)."""
-    memory, open_spans = _provider()
-    memory.clear()
-    open_spans.started.clear()
-    yield Recorded(memory, open_spans)
-    memory.clear()
+    memory, open_spans = InMemorySpanExporter(), OpenSpans()
+    provider = TracerProvider()
+    provider.add_span_processor(open_spans)
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    _reset_global_provider()
+    trace.set_tracer_provider(provider)
+    try:
+        yield Recorded(memory, open_spans)
+    finally:
+        _reset_global_provider()
+        provider.shutdown()

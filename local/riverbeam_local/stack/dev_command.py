@@ -63,6 +63,12 @@ def parser() -> argparse.ArgumentParser:
         "error is one line: its message, key fields, and the exception's type and message)",
     )
     found.add_argument(
+        "--traces",
+        action="store_true",
+        help="keep the handlers' spans (OpenTelemetry, GenAI conventions) as OTLP JSON lines in "
+        "<data dir>/traces/spans.jsonl; `riverbeam trace RUN_ID` prints a run's from there",
+    )
+    found.add_argument(
         "--sweep-seconds",
         type=float,
         default=DEFAULT_SWEEP_SECONDS,
@@ -193,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     _logging(args.debug)
     from .server import StartError, run
 
+    traces = _keep_traces(args.data_dir) if args.traces else None
     try:
         return run(
             args.port,
@@ -206,3 +213,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:  # stopped before it was serving: nothing to say
         return 0
+    finally:
+        if traces is not None:
+            traces.shutdown()
+
+
+def _keep_traces(data_dir: Path) -> Any:
+    """The tracer provider that writes the spans to the data dir (OpenTelemetry's SDK, imported only
+    with --traces)."""
+    from .trace_file import keep_traces
+
+    return keep_traces(data_dir.expanduser())

@@ -19,7 +19,7 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from beam_store.dynamo.outbox_items import events_of, is_outbox
 
-from . import bus, runtime
+from . import approval_metrics, bus, runtime
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 
@@ -51,12 +51,15 @@ def _publisher(counts: Counts) -> Callable[[DynamoDBRecord], None]:
         try:
             if not bus_name:
                 raise ValueError("EVENT_BUS_NAME is not set")
-            counts.put += bus.put(runtime.events_client(), bus_name, events_of(image))
+            events = events_of(image)
+            counts.put += bus.put(runtime.events_client(), bus_name, events)
         except Exception as error:
             counts.failed += 1
             extra = {"sequence_number": sequence, "error": f"{type(error).__name__}: {error}"}
             runtime.logger.warning("outbox record not published", extra=extra)
             raise
+        # the approvals' metrics, once the events are on the bus (a record put again counts again)
+        approval_metrics.record_published(events)
 
     return publish
 

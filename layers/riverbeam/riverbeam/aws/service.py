@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import BeamError
 from ..models import AgentResult, AuthContext, InvokeRequest, RunJob
 from ..pipeline import intake
+from ..telemetry import carriers
 from . import refusals, runtime
 
 CallerOf = Callable[[dict[str, Any]], AuthContext]
@@ -29,13 +30,16 @@ def _with_caller(raw_body: Any, caller_of: CallerOf, **fields: Any) -> intake.Bo
 def enqueue(job: RunJob) -> None:
     """Hand an accepted job to the worker, as one FIFO message: one group per session (its runs never
     overlap), deduplicated by run. Where the queue refuses it, close its run `failed` so the interaction is
-    not left busy, and answer BEM-503."""
+    not left busy, and answer BEM-503. The request's trace context, where it is traced, goes along as
+    message attributes (W3C traceparent): the worker's run continues the request's trace."""
+    trace = carriers.outgoing()
     try:
         runtime.sqs().send_message(
             QueueUrl=runtime.settings().queue_url,
             MessageBody=json.dumps({"job": job.model_dump(mode="json")}),
             MessageGroupId=job.session_id,
             MessageDeduplicationId=job.run_id,
+            **({"MessageAttributes": carriers.sqs_attributes(trace)} if trace else {}),
         )
     except Exception:
         runtime.logger.exception("the queue refused a job", extra={"run_id": job.run_id})

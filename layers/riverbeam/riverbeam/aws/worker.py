@@ -11,6 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ..errors import BeamError
 from ..models import RunJob
 from ..pipeline import RiverBeam, intake
+from ..telemetry import carriers
 from . import runtime
 from .push import WebSocketPusher
 
@@ -25,11 +26,14 @@ class SQSRecord(NamedTuple):
     message_id: str
     body: str
     group_id: str | None
+    # the W3C trace context the producer sent in its message attributes (empty: none)
+    trace: dict[str, str]
 
     @classmethod
     def of(cls, record: dict[str, Any]) -> SQSRecord:
         group = (record.get("attributes") or {}).get("MessageGroupId")
-        return cls(str(record["messageId"]), str(record.get("body") or ""), group)
+        trace = carriers.from_sqs_record(record)
+        return cls(str(record["messageId"]), str(record.get("body") or ""), group, trace)
 
 
 def job_of(beam: RiverBeam, record: SQSRecord) -> RunJob:
@@ -52,12 +56,14 @@ def handle_record(record: SQSRecord, context: LambdaContext | None, pusher: WebS
             session_id=job.session_id, interaction_id=job.interaction_id, run_id=job.run_id
         )
         remaining = context.get_remaining_time_in_millis() / 1000 if context is not None else 900
-        result = beam.run_job(
-            job,
-            worker_id=getattr(context, "aws_request_id", None),
-            lease_seconds=int(remaining) + LEASE_MARGIN_SECONDS,
-            on_frame=pusher,
-        )
+        # the run's span continues the trace of the request that queued it, where one was sent
+        with carriers.continued(record.trace):
+            result = beam.run_job(
+                job,
+                worker_id=getattr(context, "aws_request_id", None),
+                lease_seconds=int(remaining) + LEASE_MARGIN_SECONDS,
+                on_frame=pusher,
+            )
     except BeamError as error:
         # reported as a batch item failure: delivered again, and after the queue's maxReceiveCount, the DLQ
         runtime.logger.warning(

@@ -122,6 +122,8 @@ def detail(action: Action, detail_type: DetailType, **extra: Any) -> dict[str, A
         "expires_at": action.expires_at,
         "created_at": action.created_at,
         "updated_at": action.updated_at,
+        # the asking run's W3C trace context, where it was traced: a consumer's spans may link to it
+        **({"traceparent": action.traceparent} if action.traceparent else {}),
     }
     if detail_type == DECIDED:
         found |= _decision(action)

@@ -6,7 +6,8 @@ So a handler's cold start pays for OpenTelemetry only where it is used."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 TRACEPARENT = "traceparent"
@@ -38,3 +39,25 @@ def from_sqs_record(record: Mapping[str, Any]) -> dict[str, str]:
         if isinstance(value, str) and value:
             found[name] = value
     return found
+
+
+@contextmanager
+def continued(headers: Mapping[str, str]) -> Iterator[None]:
+    """The block runs in the remote context `headers` carry (the spans it starts are its children); with
+    no headers, or none valid, in the current one, and without importing OpenTelemetry for it."""
+    if not headers.get(TRACEPARENT):
+        yield
+        return
+    from opentelemetry import context
+
+    from .trace_context import context_from
+
+    remote = context_from(headers)
+    if remote is None:
+        yield
+        return
+    token = context.attach(remote)
+    try:
+        yield
+    finally:
+        context.detach(token)
