@@ -26,6 +26,7 @@ from .records import (
     Run,
     Session,
     action_cursor,
+    expired,
     overdue,
     overdue_cursor,
 )
@@ -132,7 +133,7 @@ class InMemoryStore(InboxInMemory, OutboxInMemory):
             current = self._actions.get(action_id)
             if current is None or not overdue(current, now):
                 return _copy(current), False
-            current = current.model_copy(update={"status": "expired", "updated_at": now})
+            current = expired(current, now)
             events = list(outbox(current.model_copy(deep=True))) if outbox is not None else []
             self._actions[action_id] = current
             self._keep_events(events)

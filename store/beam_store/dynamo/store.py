@@ -26,6 +26,7 @@ from ..records import (
     Session,
     overdue,
 )
+from ..records import expired as expired_record
 from ..step_write import StepWrite, numbered
 from ..store_errors import RunClaimed, RunNotRunning, StoreBusy
 from .content import ContentStore, projected_sizes, transaction_writes
@@ -51,6 +52,7 @@ from .items import (
     message_sk,
     run_key,
     serialize,
+    serialize_json,
     session_item,
     session_key,
 )
@@ -227,12 +229,14 @@ class DynamoBeamStore(RequestRecords, RunFrames, InboxQueries):
         current = self.get_action(action_id)
         if current is None or not overdue(current, now):
             return current, False
-        expired = current.model_copy(update={"status": "expired", "updated_at": now})
+        expired = expired_record(current, now)
+        assert expired.response is not None
         e = Expression()
         condition = e.all(e.eq("status", "pending"), f"{e.name('expires_at')} <= {e.value(serialize(now))}")
         changes = {
             "status": serialize("expired"),
             "updated_at": serialize(now),
+            "response": serialize_json(expired.response.model_dump(mode="json", exclude_none=True)),
             "gsi1sk": serialize(action_gsi1sk(expired)),
             "gsi2sk": serialize(action_gsi2sk(expired)),
         }
