@@ -273,6 +273,9 @@ class Action(WireModel):
     run_args: dict[str, Any] | None = None
     run_args_sha256: str | None = None
     outcome: ToolOutcome | None = None
+    # the W3C traceparent of the run that asked for it (its `invoke_agent` span), where it was traced: the
+    # run that resumes it links to that span (no span stays open while a person decides)
+    traceparent: str | None = None
     # who may answer it, where its tool says (else the session's owner alone), and the votes given so far
     approvals: Approvals | None = None
     votes: list[Vote] = Field(default_factory=list)
