@@ -20,7 +20,7 @@ ONLY = {
     # the agent side: the functions that check tool calls against an agent or run it
     "riverbeam.agent": AGENT_FUNCTIONS,
     "riverbeam.tools": AGENT_FUNCTIONS,
-    "riverbeam.policy": AGENT_FUNCTIONS,
+    "riverbeam.policy.cedar": AGENT_FUNCTIONS,  # Cedar's policies (a decision's record is every one's)
     "riverbeam.pipeline.accept": AGENT_FUNCTIONS,
     "dulwich": AGENT_FUNCTIONS,
     "mcp": AGENT_FUNCTIONS,
