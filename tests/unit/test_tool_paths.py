@@ -3,13 +3,16 @@ the tree is neither followed nor listed, and no error names a server path or a U
 
 from __future__ import annotations
 
+import shutil
+import socket
 from pathlib import Path
 
 import pytest
 from riverbeam.agent.workspace import prepare_workspace
 from riverbeam.errors import ToolError
-from riverbeam.tools import files
 from riverbeam.tools.files import read_only_tools
+from riverbeam.tools.gitpush import Credentials, PushRejected, push_branch
+from riverbeam.tools.gitrepo import opened
 from riverbeam.tools.git import git_push_tool
 from riverbeam.tools.redact import redacted
 
@@ -80,18 +83,31 @@ def test_a_pushs_summary_names_no_server_path(work: Path) -> None:
     assert str(work.parent) not in output["summary"] and "../remote.git" in output["summary"]
 
 
-def test_a_git_error_names_no_server_path(work: Path) -> None:
-    # every read-only tool's git goes through files._git: here a git told to work in a folder that is gone
+def test_a_remote_that_is_gone_is_named_without_its_server_path(work: Path) -> None:
+    shutil.rmtree(work.parent / "remote.git")
     with pytest.raises(ToolError) as failed:
-        files._git(work, "-C", str(work / "gone"), "log")
-    assert failed.value.code == "BEM-331", failed.value.message
-    assert str(work.parent) not in failed.value.message and "'./gone'" in failed.value.message
+        git_push_tool(work).invoke({"ref": "docs/update"})
+    assert failed.value.code == "BEM-330", failed.value.message
+    assert str(work.parent) not in failed.value.message
+    assert "'../remote.git' does not appear to be a git repository" in failed.value.message
 
 
-def test_a_git_that_runs_out_of_time_names_no_server_path(work: Path) -> None:
+def test_a_work_tree_that_is_no_repository_is_a_failure_naming_no_path(work: Path) -> None:
+    shutil.rmtree(work / ".git")
+    (_, _, git_log) = read_only_tools(work)
     with pytest.raises(ToolError) as failed:
-        files.run_git(work, "-c", "alias.wait=!sleep 5", "wait", timeout=0.01)
-    assert failed.value.code == "BEM-331" and failed.value.message == "git -c took longer than 0.01 s"
+        git_log.invoke({})
+    assert failed.value.code == "BEM-331"
+    assert failed.value.message == "the work tree is not a git repository"
+
+
+def test_a_remote_that_never_answers_is_a_rejected_push_naming_no_credentials(work: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as silent, opened(work) as repo:  # accepts, never answers
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/r.git"
+        with pytest.raises(PushRejected) as refused:
+            push_branch(repo, url, "main", credentials=Credentials("bot", "t0ken"), timeout=0.5)
+    said = "\n".join(refused.value.lines)
+    assert f"fatal: unable to access '{url}'" in said and "t0ken" not in said, said
 
 
 @pytest.mark.parametrize(

@@ -34,13 +34,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from ..tools import Tool, make_tool
 from ..tools.files import git_log_tool, list_files_tool, read_file_tool
 from ..tools.git import git_push_tool
+from ..tools.worktree import WorkTree
 from .runner import ToolAgentRunner
 
 if TYPE_CHECKING:
     from .llm import ChatModel
 
 # built-in tools by name, each made for the agent's work tree
-BUILTIN_TOOLS: dict[str, Callable[[Path], Tool]] = {
+BUILTIN_TOOLS: dict[str, Callable[[Path | WorkTree], Tool]] = {
     "git_push": git_push_tool,
     "list_files": list_files_tool,
     "read_file": read_file_tool,
@@ -144,7 +145,7 @@ def _user_tool(spec: str) -> Tool:
     raise ConfigError(f"tool {spec!r} is neither a @tool nor a function")
 
 
-def build_tools(spec: AgentSpec, work_tree: Path) -> list[Tool]:
+def build_tools(spec: AgentSpec, work_tree: Path | WorkTree) -> list[Tool]:
     tools = []
     for name in spec.tools:
         if ":" in name:
@@ -188,7 +189,7 @@ def build_model(spec: AgentSpec, *, offline: bool, client: Any = None) -> "ChatM
 
 
 def build_runners(
-    config: AgentsFile, *, work_tree: Path, offline: bool, client: Any = None
+    config: AgentsFile, *, work_tree: Path | WorkTree, offline: bool, client: Any = None
 ) -> dict[str, ToolAgentRunner]:
     """A runner per configured agent (`client`: the bedrock-runtime client they share, made on first use
     when None)."""
@@ -205,7 +206,7 @@ def build_runners(
 
 
 def configured_runners(
-    path: str | Path, *, work_tree: Path, offline: bool, client: Any = None
+    path: str | Path, *, work_tree: Path | WorkTree, offline: bool, client: Any = None
 ) -> dict[str, ToolAgentRunner]:
     """The runners of the agents file at `path`; ConfigError names the file and what is wrong in it."""
     config = load_agents(path)

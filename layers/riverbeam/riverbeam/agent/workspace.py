@@ -1,24 +1,11 @@
-"""The git work tree and bare remote that the built-in `author` agent pushes with."""
+"""The git work tree and bare remote that the built-in `author` agent pushes with (made with dulwich: no
+`git` executable needed)."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-_IDENTITY = [
-    "-c",
-    "user.name=Riverbeam",
-    "-c",
-    "user.email=riverbeam@localhost",
-    "-c",
-    "commit.gpgsign=false",
-]
-
-
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", *_IDENTITY, *args], cwd=cwd, check=True, capture_output=True, text=True, timeout=60
-    )
+from ..tools.gitrepo import init_workspace
 
 
 def prepare_workspace(data_dir: str | Path) -> tuple[Path, Path]:
@@ -28,18 +15,5 @@ def prepare_workspace(data_dir: str | Path) -> tuple[Path, Path]:
     work, remote = root / "work", root / "remote.git"
     if (work / ".git").exists() and remote.exists():
         return work, remote
-    root.mkdir(parents=True, exist_ok=True)
-    remote.mkdir(exist_ok=True)
-    _git(remote, "init", "--quiet", "--bare", "--initial-branch=main")
-    work.mkdir(exist_ok=True)
-    _git(work, "init", "--quiet", "--initial-branch=main")
-    (work / "README.md").write_text("# Work tree of the Riverbeam author agent\n")
-    _git(work, "add", "README.md")
-    _git(work, "commit", "--quiet", "-m", "Initial commit")
-    _git(work, "checkout", "--quiet", "-b", "docs/update")
-    (work / "docs.md").write_text("Updated documentation.\n")
-    _git(work, "add", "docs.md")
-    _git(work, "commit", "--quiet", "-m", "Update the docs")
-    _git(work, "checkout", "--quiet", "main")
-    _git(work, "remote", "add", "origin", str(remote.resolve()))
+    init_workspace(work, remote)
     return work, remote

@@ -6,10 +6,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
-import shutil
-import subprocess
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -28,6 +25,7 @@ if TYPE_CHECKING:
 
     from ..agent.registry import AgentRunner
     from ..agent.runner import ToolAgentRunner
+    from ..tools.worktree import WorkTree
 
 # the logger "riverbeam": the pipeline logs through its children (logging.getLogger(__name__)), so keys
 # appended here show in the pipeline's lines too
@@ -63,20 +61,17 @@ def events_client() -> EventBridgeClient:
     return boto3.client("events")
 
 
-def _author(data_dir: str) -> ToolAgentRunner:
-    """The built-in `author`; where git is missing (the Lambda runtime has none) its pushes fail as tool
-    errors (BEM-331) instead of keeping the handler from starting."""
-    from ..agent.builtin_agents import author_agent
+def _author(work_tree: WorkTree) -> ToolAgentRunner:
+    """The built-in `author` on the offline model; its work tree is made by the first tool that needs it
+    (RIVERBEAM_GIT_REMOTE: a clone of that remote), not at init."""
     from ..agent.llm import AuthorOfflineModel
     from ..agent.runner import ToolAgentRunner
+    from ..tools.files import read_only_tools
     from ..tools.git import git_push_tool
 
-    if shutil.which("git") is not None:
-        try:
-            return author_agent(data_dir)
-        except (OSError, subprocess.SubprocessError):
-            logger.exception("the author agent's work tree could not be prepared")
-    return ToolAgentRunner(model=AuthorOfflineModel(), tools=[git_push_tool(Path(data_dir) / "work")])
+    return ToolAgentRunner(
+        model=AuthorOfflineModel(), tools=[git_push_tool(work_tree), *read_only_tools(work_tree)]
+    )
 
 
 @functools.cache
@@ -140,15 +135,18 @@ def register_agents(riverbeam: RiverBeam, config: Settings) -> None:
     """The built-in `author`, then agents.yaml's agents, then those of RIVERBEAM_AGENTS (each may replace
     an agent of the same name registered before it). The built-in `author` is not built where agents.yaml
     replaces it (the template's does): it would cost the first request naming an agent for nothing."""
+    from ..tools.worktree import WorkTree
+
     runners: Mapping[str, AgentRunner] = {}
+    work_tree = WorkTree.from_environment(config.data_dir)
     if config.agents_file:
         from ..agent.config import configured_runners
 
         runners = configured_runners(
-            config.agents_file, work_tree=Path(config.data_dir) / "work", offline=config.model == "offline"
+            config.agents_file, work_tree=work_tree, offline=config.model == "offline"
         )
     if "author" not in runners:
-        riverbeam.register_agent("author", _author(config.data_dir))
+        riverbeam.register_agent("author", _author(work_tree))
     for name, runner in runners.items():
         riverbeam.register_agent(name, runner)
     if config.agents:

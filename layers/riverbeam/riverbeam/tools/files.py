@@ -3,20 +3,17 @@ asks for approval; each stays inside its work tree (a path that leaves it, or go
 a symlink that leaves it is neither followed nor listed), and none names a server path in its errors."""
 
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ..errors import ToolError
 from . import Tool, make_tool
-from .redact import redacted
+from .worktree import WorkTree, as_work_tree
 
 MAX_READ_BYTES = 64 * 1024
 MAX_FILES = 1000
 MAX_LOG_ENTRIES = 100
-GIT_TIMEOUT_SECONDS = 60
-_FIELD = "\x1f"
 
 
 def _in_tree(target: Path, root: Path) -> bool:
@@ -44,46 +41,26 @@ def _files_under(base: Path, root: Path) -> Iterator[str]:
                 yield str(found.relative_to(root))
 
 
-def run_git(tree: Path, *args: str, timeout: float = GIT_TIMEOUT_SECONDS) -> subprocess.CompletedProcess[str]:
-    """`git -C tree ARGS`; a git that cannot start or runs out of time is a tool failure (BEM-331) whose
-    message names no server path."""
-    try:
-        return subprocess.run(
-            ["git", "-C", str(tree), *args], capture_output=True, text=True, timeout=timeout, check=False
-        )
-    except subprocess.TimeoutExpired:
-        raise ToolError("BEM-331", f"git {args[0]} took longer than {timeout:g} s") from None
-    except OSError as error:
-        raise ToolError("BEM-331", f"git {args[0]} could not run: {error.strerror or error}") from None
-
-
-def _git(tree: Path, *args: str) -> str:
-    done = run_git(tree, *args)
-    if done.returncode != 0:
-        raise ToolError("BEM-331", f"git {args[0]} failed: {redacted(done.stderr.strip(), tree)[:500]}")
-    return done.stdout
-
-
-def list_files_tool(work_tree: str | Path) -> Tool:
-    tree = Path(work_tree)
+def list_files_tool(work_tree: str | Path | WorkTree) -> Tool:
+    tree = as_work_tree(work_tree)
 
     def list_files(path: str = ".") -> dict[str, Any]:
         """List the files of the work tree under a directory (relative paths, .git left out)."""
-        base = _inside(tree, path, "list_files")
+        base = _inside(tree.ready(), path, "list_files")
         if not base.is_dir():
             raise ToolError("BEM-332", f"list_files: {path!r} is not a directory")
-        found = sorted(_files_under(base, tree.resolve()))
+        found = sorted(_files_under(base, tree.path.resolve()))
         return {"path": path, "files": found[:MAX_FILES], "truncated": len(found) > MAX_FILES}
 
     return make_tool(list_files)
 
 
-def read_file_tool(work_tree: str | Path) -> Tool:
-    tree = Path(work_tree)
+def read_file_tool(work_tree: str | Path | WorkTree) -> Tool:
+    tree = as_work_tree(work_tree)
 
     def read_file(path: str) -> dict[str, Any]:
         """Read a text file of the work tree (at most 64 KiB of it)."""
-        target = _inside(tree, path, "read_file")
+        target = _inside(tree.ready(), path, "read_file")
         if not target.is_file():
             raise ToolError("BEM-332", f"read_file: {path!r} is not a file")
         try:
@@ -97,25 +74,26 @@ def read_file_tool(work_tree: str | Path) -> Tool:
     return make_tool(read_file)
 
 
-def git_log_tool(work_tree: str | Path) -> Tool:
-    tree = Path(work_tree)
+def git_log_tool(work_tree: str | Path | WorkTree) -> Tool:
+    tree = as_work_tree(work_tree)
 
     def git_log(ref: str = "HEAD", limit: int = 10) -> dict[str, Any]:
         """Show the latest commits of a branch of the work tree (newest first)."""
-        checked = run_git(tree, "check-ref-format", "--allow-onelevel", ref)
-        if ref.startswith("-") or checked.returncode != 0:
+        from .gitrepo import log, opened, resolve, valid_revision  # dulwich: loaded by the first use
+
+        if not valid_revision(ref):
             raise ToolError("BEM-332", f"git_log: {ref!r} is not a valid ref")
-        count = max(1, min(limit, MAX_LOG_ENTRIES))
-        fields = _FIELD.join(("%H", "%an", "%aI", "%s"))
-        out = _git(tree, "log", f"--max-count={count}", f"--format={fields}", ref, "--")
-        commits = []
-        for line in out.splitlines():
-            commit, author, date, subject = line.split(_FIELD, 3)
-            commits.append({"commit": commit, "author": author, "date": date, "subject": subject})
+        with opened(tree.ready()) as repo:
+            head = resolve(repo, ref)
+            if head is None:
+                raise ToolError(
+                    "BEM-331", f"git log failed: {ref!r} is no branch, tag or commit of the work tree"
+                )
+            commits = log(repo, head, max(1, min(limit, MAX_LOG_ENTRIES)))
         return {"ref": ref, "commits": commits}
 
     return make_tool(git_log)
 
 
-def read_only_tools(work_tree: str | Path) -> list[Tool]:
+def read_only_tools(work_tree: str | Path | WorkTree) -> list[Tool]:
     return [list_files_tool(work_tree), read_file_tool(work_tree), git_log_tool(work_tree)]

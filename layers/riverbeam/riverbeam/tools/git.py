@@ -1,43 +1,39 @@
-"""`git_push`: pushes a branch of a configured work tree; a rejected push is BEM-330 with the remote's
-words (no server path in them: the remote's is `../remote.git` or `.../name`)."""
+"""`git_push`: pushes a branch of a configured work tree (dulwich: no `git` executable needed); a rejected
+push is BEM-330 with the remote's words, as git prints them (no server path in them: the remote's is
+`../remote.git` or `.../name`, a URL's credentials `***`)."""
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from ..errors import ToolError
 from . import Tool, make_tool
-from .files import run_git
 from .redact import redacted
+from .worktree import WorkTree, as_work_tree
 
-PUSH_TIMEOUT_SECONDS = 120
-
-
-def _git(work_tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_git(work_tree, *args, timeout=PUSH_TIMEOUT_SECONDS)
+MAX_MESSAGE_CHARS = 2000
 
 
-def _remote_message(stderr: str) -> str:
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    remote = [line for line in lines if line.startswith(("remote:", "!", "error:"))]
-    return "\n".join(remote or lines)[:2000] or "the remote refused the push"
-
-
-def git_push_tool(work_tree: str | Path, *, remote: str = "origin") -> Tool:
-    """The confirm-required `git_push(ref)` tool, pushing `ref` of `work_tree` to `remote`."""
-    tree = Path(work_tree)
+def git_push_tool(work_tree: str | Path | WorkTree, *, remote: str = "origin") -> Tool:
+    """The confirm-required `git_push(ref)` tool, pushing `ref` of `work_tree` to `remote` (a clone's
+    work tree: to the remote it was cloned from, with its credentials)."""
+    tree = as_work_tree(work_tree)
 
     def git_push(ref: str) -> dict[str, Any]:
         """Push a branch to the remote repository."""
-        checked = _git(tree, "check-ref-format", "--branch", ref)
-        if ref.startswith("-") or checked.returncode != 0:
+        from .gitpush import PushRejected, push_branch  # dulwich: loaded by the first push, not at import
+        from .gitrepo import opened, valid_branch
+
+        if not valid_branch(ref):
             raise ToolError("BEM-332", f"git_push: {ref!r} is not a valid branch name")
-        pushed = _git(tree, "push", "--porcelain", remote, f"refs/heads/{ref}:refs/heads/{ref}")
-        if pushed.returncode != 0:
-            words = redacted(_remote_message(pushed.stderr), tree)
-            raise ToolError("BEM-330", f"push of {ref} to {remote} rejected: {words}")
-        head = _git(tree, "rev-parse", f"refs/heads/{ref}").stdout.strip()
-        summary = redacted(pushed.stdout.strip(), tree)
-        return {"ref": ref, "remote": remote, "commit": head, "summary": summary}
+        path = tree.ready()
+        with opened(path) as repo:
+            location, credentials = tree.push_location(repo, remote)
+            try:
+                pushed = push_branch(repo, location, ref, credentials=credentials)
+            except PushRejected as rejected:
+                words = redacted("\n".join(rejected.lines), path)[:MAX_MESSAGE_CHARS]
+                raise ToolError("BEM-330", f"push of {ref} to {remote} rejected: {words}") from None
+        summary = redacted(pushed.summary, path)
+        return {"ref": ref, "remote": remote, "commit": pushed.commit, "summary": summary}
 
     return make_tool(git_push, confirm_required=True)
