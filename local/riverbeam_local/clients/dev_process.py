@@ -73,7 +73,7 @@ def start(
         [
             sys.executable,
             "-m",
-            "riverbeam_local.command",
+            "riverbeam_local",
             "dev",
             "--port",
             str(port),
