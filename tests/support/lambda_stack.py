@@ -152,9 +152,14 @@ class Stack:
         return connection_id, answer
 
     def receive(self, limit: int = 10) -> list[dict[str, Any]]:
-        """What the event source mapping takes from the queue: up to `limit` messages as Lambda records."""
+        """What the event source mapping takes from the queue: up to `limit` messages as Lambda records
+        (with their message attributes, as Lambda hands them on)."""
         got = self.sqs.receive_message(
-            QueueUrl=self.queue_url, MaxNumberOfMessages=limit, AttributeNames=["All"], WaitTimeSeconds=0
+            QueueUrl=self.queue_url,
+            MaxNumberOfMessages=limit,
+            AttributeNames=["All"],
+            MessageAttributeNames=["All"],
+            WaitTimeSeconds=0,
         ).get("Messages", [])
         queue_arn = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{self.queue_url.rsplit('/', 1)[-1]}"
         return [sqs_record(m, queue_arn) for m in got]

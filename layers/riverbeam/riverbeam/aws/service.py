@@ -33,13 +33,14 @@ def enqueue(job: RunJob) -> None:
     not left busy, and answer BEM-503. The request's trace context, where it is traced, goes along as
     message attributes (W3C traceparent): the worker's run continues the request's trace."""
     trace = carriers.outgoing()
+    attributes: dict[str, Any] = {"MessageAttributes": carriers.sqs_attributes(trace)} if trace else {}
     try:
         runtime.sqs().send_message(
             QueueUrl=runtime.settings().queue_url,
             MessageBody=json.dumps({"job": job.model_dump(mode="json")}),
             MessageGroupId=job.session_id,
             MessageDeduplicationId=job.run_id,
-            **({"MessageAttributes": carriers.sqs_attributes(trace)} if trace else {}),
+            **attributes,
         )
     except Exception:
         runtime.logger.exception("the queue refused a job", extra={"run_id": job.run_id})
