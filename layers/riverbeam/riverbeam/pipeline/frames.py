@@ -1,5 +1,6 @@
 """A run's frames: numbered and coalesced by a FrameEmitter, kept in the store by a FrameRecorder. Each
-keeps its own state and changes it only through its own methods."""
+keeps its own state and changes it only through its own methods. A frame is a model from the agent's emit to
+the sinks; it becomes JSON only where it leaves (the store, a WebSocket)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from beam_store import BeamStore, Run
 from pydantic import BaseModel, TypeAdapter
 
 from ..errors import BeamError
-from ..models import AgentResult, DoneFrame, ErrorFrame, Frame, FrameHeader, RunStartedFrame
+from ..models import AgentResult, DoneFrame, ErrorFrame, Frame, FrameHeader, RunStartedFrame, TextDeltaFrame
 
 logger = logging.getLogger(__name__)
 FrameSink = Callable[[FrameHeader], None]
@@ -58,21 +59,22 @@ class FrameEmitter:
         self._sinks = list(sinks)
         self._next_seq = first_seq
         self._coalesce_seconds = coalesce_seconds
-        self._pending: dict[str, Any] | None = None
+        self._pending: TextDeltaFrame | None = None
         self._pending_since = 0.0
 
     def emit(self, frame: FrameHeader | dict[str, Any]) -> None:
-        body = frame.model_dump(mode="json") if isinstance(frame, BaseModel) else dict(frame)
-        if body.get("type") == "text_delta" and self._coalesce_seconds > 0:
+        """A frame of the run's; an agent's dict is checked once, here, and travels as its model after."""
+        model = frame if isinstance(frame, BaseModel) else frame_adapter().validate_python(frame)
+        if isinstance(model, TextDeltaFrame) and self._coalesce_seconds > 0:
             now = time.monotonic()
             if self._pending is not None and now - self._pending_since < self._coalesce_seconds:
-                self._pending["text"] = str(self._pending.get("text", "")) + str(body.get("text", ""))
+                self._pending = self._pending.model_copy(update={"text": self._pending.text + model.text})
                 return
             self.flush()
-            self._pending, self._pending_since = body, now
+            self._pending, self._pending_since = model, now
             return
         self.flush()
-        self._send(body)
+        self._send(model)
 
     def flush(self) -> None:
         if self._pending is not None:
@@ -82,27 +84,24 @@ class FrameEmitter:
     def stamp(self, frames: list[FrameHeader]) -> list[FrameHeader]:
         """The frames as they will be sent next, numbered, but not sent (to be stored first)."""
         self.flush()
-        return [
-            frame_adapter().validate_python(
-                f.model_dump(mode="json") | self._header | {"frame_seq": self._next_seq + i}
-            )
-            for i, f in enumerate(frames)
-        ]
+        return [self._stamped(frame, self._next_seq + i) for i, frame in enumerate(frames)]
 
     def send_stamped(self, frames: list[FrameHeader]) -> None:
         for frame in frames:
-            self._send(frame.model_dump(mode="json"))
+            self._send(frame)
 
-    def _send(self, body: dict[str, Any]) -> None:
-        text = body.get("text")
-        if body.get("type") == "text_delta" and isinstance(text, str) and len(text) > MAX_DELTA_CHARS:
-            for start in range(0, len(text), MAX_DELTA_CHARS):
-                self._send_one(body | {"text": text[start : start + MAX_DELTA_CHARS]})
+    def _stamped(self, frame: FrameHeader, frame_seq: int) -> FrameHeader:
+        return frame.model_copy(update={**self._header, "frame_seq": frame_seq})
+
+    def _send(self, frame: FrameHeader) -> None:
+        if isinstance(frame, TextDeltaFrame) and len(frame.text) > MAX_DELTA_CHARS:
+            for start in range(0, len(frame.text), MAX_DELTA_CHARS):
+                self._send_one(frame.model_copy(update={"text": frame.text[start : start + MAX_DELTA_CHARS]}))
             return
-        self._send_one(body)
+        self._send_one(frame)
 
-    def _send_one(self, body: dict[str, Any]) -> None:
-        full = frame_adapter().validate_python(body | self._header | {"frame_seq": self._next_seq})
+    def _send_one(self, frame: FrameHeader) -> None:
+        full = self._stamped(frame, self._next_seq)
         self._next_seq += 1
         for sink in self._sinks:
             try:
@@ -131,7 +130,7 @@ class FrameRecorder:
         self._stored_through = -1  # frames the step's closing write already stored
 
     def expires_at(self) -> int:
-        return int(time.time()) + self._ttl_seconds
+        return int(time.time()) + self._ttl_seconds  # DynamoDB's TTL, by the wall clock
 
     def take(self) -> list[dict[str, Any]]:
         """The frames not stored yet, for a write of the step's own; `put_back` them if it fails."""
