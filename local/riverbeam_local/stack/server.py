@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import logging
 import os
 import signal
@@ -17,13 +18,19 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
 from ..stack_secret import SecretError, page_url, stack_secret
 from . import template as template_module
 from .lock import DataDirLocked, data_dir_lock
+
+if TYPE_CHECKING:
+    from .aws_setup import LocalAws
+    from .functions import Functions
+    from .queue_poller import Poller
+    from .services import Queues
 
 log = logging.getLogger("riverbeam_local")
 HOST = "127.0.0.1"
@@ -32,7 +39,6 @@ SNAPSHOT_SECONDS = 2.0
 # how long a stop waits for the worker batches in flight, then for open requests
 DRAIN_SECONDS = 30
 GRACEFUL_SECONDS = 10
-RESOURCE_PREFIX = "riverbeam-local"
 
 
 class StartError(Exception):
@@ -244,94 +250,92 @@ def _serve(
     secret: str,
 ) -> int:
     # imported here: the handlers' libraries read their environment when first imported
-    import boto3
     from botocore.exceptions import BotoCoreError, ClientError
     from riverbeam.agent.workspace import prepare_workspace
 
-    from . import services as aws
     from . import snapshot
     from .asgi_app import Api, create_app
+    from .aws_setup import create_resources, start_services
     from .door import Door
     from .functions import Functions
-    from .queue_poller import Poller
-    from .schedule import Scheduler
 
     snapshot_path = data_dir / SNAPSHOT_FILE
     try:
         saved = snapshot.read(snapshot_path)
     except snapshot.SnapshotError as error:
         raise StartError(str(error)) from None
-    changed, wake, written = threading.Event(), threading.Event(), threading.Event()
-    endpoints: dict[str, str] = {}
-    # a bus of the developer's (EVENT_BUS_NAME, with AWS_ENDPOINT_URL_EVENTBRIDGE or AWS's) is used as it is
-    own_bus = bool(os.environ.get("EVENT_BUS_NAME") or os.environ.get("AWS_ENDPOINT_URL_EVENTBRIDGE"))
-    embedded_services = [s for s in ("DYNAMODB", "SQS") if not os.environ.get(f"AWS_ENDPOINT_URL_{s}")]
-    # the content bucket (large content) on the embedded S3 unless AWS_ENDPOINT_URL_S3 names another
-    embedded_services += [] if os.environ.get("AWS_ENDPOINT_URL_S3") else ["S3"]
-    content_bucket = os.environ.get("CONTENT_BUCKET") or f"{RESOURCE_PREFIX}-content"
-    embedded_services += [] if own_bus else ["EVENTBRIDGE"]
-    embedded = None
-    if embedded_services:
-
-        def on_change() -> None:
-            changed.set()
-            written.set()  # wakes the stream's tail
-
-        embedded = aws.EmbeddedAws(on_change=on_change, on_send=wake.set)
-        embedded.start()
-        stack.callback(embedded.stop)
-        for service in embedded_services:
-            os.environ[f"AWS_ENDPOINT_URL_{service}"] = embedded.url
-    # the table's stream is served where the table is
-    os.environ.setdefault("AWS_ENDPOINT_URL_DYNAMODB_STREAMS", os.environ["AWS_ENDPOINT_URL_DYNAMODB"])
-    for service, name in (("DYNAMODB", "DynamoDB"), ("SQS", "SQS")):
-        url = os.environ[f"AWS_ENDPOINT_URL_{service}"]
-        endpoints[name] = url + (" (embedded)" if service in embedded_services else "")
-    bus_name = os.environ.get("EVENT_BUS_NAME") or f"{RESOURCE_PREFIX}-approvals"
-    events_url = os.environ.get("AWS_ENDPOINT_URL_EVENTBRIDGE", "AWS")
-    embedded_bus = " (embedded)" if "EVENTBRIDGE" in embedded_services else ""
-    endpoints["EventBridge"] = f"{events_url}{embedded_bus}, bus {bus_name}"
-    s3_url = os.environ.get("AWS_ENDPOINT_URL_S3", "AWS")
-    endpoints["S3"] = f"{s3_url}{' (embedded)' if 'S3' in embedded_services else ''}, bucket {content_bucket}"
-
-    dynamodb, sqs = aws.clients()
-    table_name = os.environ.get("RIVERBEAM_TABLE_NAME", RESOURCE_PREFIX)
+    changed, sent, written = threading.Event(), threading.Event(), threading.Event()
+    local = start_services(stack, changed, written, sent)
     try:
-        aws.ensure_table(dynamodb, table_name, template)
-        queues = aws.ensure_queues(sqs, RESOURCE_PREFIX, template)
-        if "S3" in embedded_services:
-            s3 = boto3.client("s3")
-            aws.ensure_bucket(s3, content_bucket)
-            snapshot.restore_objects(data_dir / snapshot.CONTENT_DIR, s3, content_bucket)
-        if "EVENTBRIDGE" in embedded_services:
-            aws.ensure_bus(boto3.client("events"), bus_name)
-        if saved is not None and embedded is not None:
-            items_to = table_name if "DYNAMODB" in embedded_services else None
-            urls = {"jobs": queues.url, "dead": queues.dead_letter_url} if "SQS" in embedded_services else {}
-            if items_to is None:
-                saved["items"] = []
-            snapshot.restore(saved, dynamodb, sqs, table_name, urls)
+        dynamodb, sqs, queues = create_resources(local, template, saved, data_dir)
         prepare_workspace(data_dir)
     except (OSError, subprocess.SubprocessError, BotoCoreError, ClientError) as error:
         raise StartError(f"the local stack could not be set up: {error}") from None
-
     _handler_environment(
         template,
-        TABLE_NAME=table_name,
+        TABLE_NAME=local.table_name,
         QUEUE_URL=queues.url,
         AUTH_MODE="none",
         WEBSOCKET_ENDPOINT=f"http://{HOST}:{port}",
         RIVERBEAM_DATA_DIR=str(data_dir),
         # the deployment's path (/opt/agents.yaml, in the layer) is the repository's file here
         RIVERBEAM_AGENTS_FILE=os.environ["RIVERBEAM_AGENTS_FILE"],
-        CONTENT_BUCKET=content_bucket,
-        EVENT_BUS_NAME=bus_name,
+        CONTENT_BUCKET=local.content_bucket,
+        EVENT_BUS_NAME=local.bus_name,
     )
     functions = Functions(template.functions)
-    # the handlers' cached factories are not meant to race: make them once, before any request
+    _make_shared_clients()
+    if local.embedded is not None:
+        _keep_snapshots(stack, local, snapshot_path, queues, changed)
+    # the approval events, put on the bus from the table's stream by the events function; stopped after
+    # the worker (its writes have events too), before the last snapshot
+    tail = _stream_tail(dynamodb, local.table_name, template, functions, written)
+    if tail is not None:
+        tail.start()
+        stack.callback(tail.stop, DRAIN_SECONDS)
+    poller = _start_workers(stack, sqs, queues, template, functions, sent, sweep_seconds)
+    ready = functools.partial(_print_ready, port, data_dir, local.endpoints, secret)
+    app = Door(create_app(Api(template, functions)), port, secret)
+    return _serve_http(sock, app, ready, drain=lambda: poller.stop(DRAIN_SECONDS))
+
+
+def _make_shared_clients() -> None:
+    """The handlers' cached factories are not meant to race: make them once, before any request."""
     from riverbeam.aws import runtime
 
     runtime.beam(), runtime.sqs(), runtime.management_api(), runtime.events_client()
+
+
+def _keep_snapshots(
+    stack: contextlib.ExitStack, local: LocalAws, path: Path, queues: Queues, changed: threading.Event
+) -> None:
+    """The embedded services' records (and the content bucket's objects) saved under the data dir."""
+    from . import snapshot
+
+    assert local.embedded is not None  # the caller's check
+    names = {"jobs": queues.url.rsplit("/", 1)[-1], "dead": queues.dead_letter_url.rsplit("/", 1)[-1]}
+    snapshots = snapshot.Snapshotter(
+        path, local.embedded.lock, local.table_name, names, changed=changed, interval=SNAPSHOT_SECONDS
+    )
+    if local.embeds("S3"):
+        snapshots.keep_objects(local.content_bucket, path.parent / snapshot.CONTENT_DIR)
+    snapshots.start()
+    # callbacks run last first: the final snapshot is taken before the embedded server stops
+    stack.callback(snapshots.stop)
+
+
+def _start_workers(
+    stack: contextlib.ExitStack,
+    sqs: Any,
+    queues: Queues,
+    template: template_module.Template,
+    functions: Functions,
+    sent: threading.Event,
+    sweep_seconds: float,
+) -> Poller:
+    """The worker's event source, then the scheduled functions; each stopped by `stack`."""
+    from .queue_poller import Poller
+    from .schedule import Scheduler
 
     consumer = template.queue_consumer
     poller = Poller(
@@ -339,33 +343,21 @@ def _serve(
         queues.url,
         queues.arn,
         lambda event: functions.call(consumer, event),
-        wake=wake,
+        wake=sent,
         batch_size=template.batch_size,
     )
-    if embedded is not None:
-        names = {"jobs": queues.url.rsplit("/", 1)[-1], "dead": queues.dead_letter_url.rsplit("/", 1)[-1]}
-        snapshots = snapshot.Snapshotter(
-            snapshot_path, embedded.lock, table_name, names, changed=changed, interval=SNAPSHOT_SECONDS
-        )
-        if "S3" in embedded_services:
-            snapshots.keep_objects(content_bucket, data_dir / snapshot.CONTENT_DIR)
-        snapshots.start()
-        # callbacks run last first: the final snapshot is taken before the embedded server stops
-        stack.callback(snapshots.stop)
-    # the approval events, put on the bus from the table's stream by the events function; stopped after
-    # the worker (its writes have events too), before the last snapshot
-    tail = _stream_tail(dynamodb, table_name, template, functions, written)
-    if tail is not None:
-        tail.start()
-        stack.callback(tail.stop, DRAIN_SECONDS)
     poller.start()
     stack.callback(poller.stop, DRAIN_SECONDS)
     scheduler = Scheduler(functions.call, template.scheduled, sweep_seconds)
     scheduler.start()
     stack.callback(scheduler.stop)
+    return poller
 
+
+def _serve_http(sock: socket.socket, app: Any, ready: Callable[[], None], drain: Callable[[], Any]) -> int:
+    """uvicorn serving `app` on `sock` until a signal, which first drains the worker."""
     config = uvicorn.Config(
-        Door(create_app(Api(template, functions)), port, secret),
+        app,
         ws="websockets-sansio",
         lifespan="off",
         log_config=None,
@@ -373,10 +365,5 @@ def _serve(
         access_log=False,
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )
-    server = DevServer(
-        config,
-        on_ready=lambda: _print_ready(port, data_dir, endpoints, secret),
-        drain=lambda: poller.stop(DRAIN_SECONDS),
-    )
-    server.run(sockets=[sock])
+    DevServer(config, on_ready=ready, drain=drain).run(sockets=[sock])
     return 0
