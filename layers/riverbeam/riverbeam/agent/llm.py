@@ -2,6 +2,7 @@
 
 # no `from __future__ import annotations`: pydantic would compile and evaluate every field's annotation
 # string as each model class is made
+import json
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -103,20 +104,22 @@ class ScriptedModel:
 
 
 _PUSH = re.compile(r"\bpush\s+([A-Za-z0-9._/-]+)", re.IGNORECASE)
+_CALL = re.compile(r"^\s*call\s+(\S+)\s*(.*)$", re.IGNORECASE | re.DOTALL)
 
 
 class AuthorOfflineModel:
     """The default `author` agent's model without a network: "push <ref>" asks to run git_push(ref);
-    a tool result gets a sentence about it; anything else a short answer."""
+    "call <tool> <args JSON>" asks to run any tool the agent has with those args (to try a tool of your own
+    before you have a model); a tool result gets a sentence about it; anything else a short answer."""
 
     def next_turn(
         self, conversation: Sequence[NewMessage], tools: Sequence[Tool], on_text: OnText
     ) -> ModelTurn:
-        turn = self._decide(conversation)
+        turn = self._decide(conversation, tools)
         stream_words(turn.text, on_text)
         return turn
 
-    def _decide(self, conversation: Sequence[NewMessage]) -> ModelTurn:
+    def _decide(self, conversation: Sequence[NewMessage], tools: Sequence[Tool]) -> ModelTurn:
         last = conversation[-1] if conversation else None
         if last is not None and last.role == "tool":
             result = next((p for p in last.content if isinstance(p, ToolResultPart)), None)
@@ -124,6 +127,9 @@ class AuthorOfflineModel:
                 return ModelTurn(text=_describe(result, conversation))
         if last is not None and last.role == "human" and last.type == "message":
             text = " ".join(p.text for p in last.content if isinstance(p, TextPart))
+            called = _CALL.match(text)
+            if called:
+                return _call_turn(called.group(1), called.group(2).strip(), tools)
             match = _PUSH.search(text)
             if match:
                 ref = match.group(1).rstrip(".")
@@ -134,16 +140,33 @@ class AuthorOfflineModel:
         return ModelTurn(text="I can push a branch for you: say 'push <branch>'.")
 
 
+def _call_turn(name: str, said: str, tools: Sequence[Tool]) -> ModelTurn:
+    """The turn for `call <tool> <args JSON>`: that call, or words saying why not."""
+    names = sorted(t.name for t in tools)
+    if name not in names:
+        return ModelTurn(text=f"I have no tool {name}. My tools: {', '.join(names) or 'none'}.")
+    try:
+        args = json.loads(said) if said else {}
+    except ValueError as error:
+        return ModelTurn(text=f"The args of {name} must be a JSON object: {error}.")
+    if not isinstance(args, dict):
+        return ModelTurn(text=f"The args of {name} must be a JSON object, not {type(args).__name__}.")
+    return ModelTurn(text=f"I will call {name}.", tool_calls=[ToolCall(name=name, args=args)])
+
+
 def _describe(result: ToolResultPart, conversation: Sequence[NewMessage]) -> str:
-    args = next(
+    call = next(
         (
-            p.args
+            p
             for m in conversation
             for p in m.content
             if isinstance(p, ToolCallPart) and p.tool_call_id == result.tool_call_id
         ),
-        {},
+        None,
     )
+    if call is not None and call.name != "git_push":
+        return _describe_call(call.name, result)
+    args = call.args if call is not None else {}
     ref = (result.edited_args or args).get("ref", "the branch")
     if result.status == "ok":
         return f"Pushed {ref}." + (" (You edited the args before approving.)" if result.edited_args else "")
@@ -160,3 +183,12 @@ def _describe(result: ToolResultPart, conversation: Sequence[NewMessage]) -> str
         return f"Understood: I did not push {ref}." + (f" Your reason: {reason}" if reason else "")
     reason = result.error.message if result.error else "unknown error"
     return f"The push of {ref} failed: {reason}"
+
+
+def _describe_call(name: str, result: ToolResultPart) -> str:
+    if result.status == "ok":
+        said = json.dumps(result.output, ensure_ascii=False, default=str)
+        return f"{name} answered: {said[:500]}" + ("..." if len(said) > 500 else "")
+    if result.status == "refused":
+        return f"Understood: I did not call {name}."
+    return f"{name} failed: {result.error.message if result.error else 'unknown error'}"
