@@ -30,6 +30,7 @@ from ..records import expired as expired_record
 from ..step_write import StepWrite, numbered
 from ..store_errors import RunClaimed, RunNotRunning, StoreBusy
 from .content import ContentStore, projected_sizes, transaction_writes
+from .expiry_write import expiry_update
 from .expressions import Expression
 from .frame_items import RunFrames
 from .inbox_items import InboxQueries
@@ -38,11 +39,8 @@ from .items import (
     GSI2,
     GSI3,
     MAX_SEQ,
-    PENDING_INDEX_ATTRIBUTES,
     PENDING_KEY,
     Item,
-    action_gsi1sk,
-    action_gsi2sk,
     action_key,
     connection_item,
     connection_key,
@@ -52,7 +50,6 @@ from .items import (
     message_sk,
     run_key,
     serialize,
-    serialize_json,
     session_item,
     session_key,
 )
@@ -230,25 +227,7 @@ class DynamoBeamStore(RequestRecords, RunFrames, InboxQueries):
         if current is None or not overdue(current, now):
             return current, False
         expired = expired_record(current, now)
-        assert expired.response is not None
-        e = Expression()
-        condition = e.all(e.eq("status", "pending"), f"{e.name('expires_at')} <= {e.value(serialize(now))}")
-        changes = {
-            "status": serialize("expired"),
-            "updated_at": serialize(now),
-            "response": serialize_json(expired.response.model_dump(mode="json", exclude_none=True)),
-            "gsi1sk": serialize(action_gsi1sk(expired)),
-            "gsi2sk": serialize(action_gsi2sk(expired)),
-        }
-        update = e.apply(
-            {
-                "TableName": self.table_name,
-                "Key": action_key(action_id),
-                "UpdateExpression": f"{e.sets(changes)} {e.removes(*PENDING_INDEX_ATTRIBUTES)}",
-                "ConditionExpression": condition,
-                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-            }
-        )
+        update = expiry_update(self.table_name, expired, now)
         events = outbox_items(outbox(expired.model_copy(deep=True))) if outbox is not None else []
         try:
             if events:
