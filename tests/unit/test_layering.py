@@ -62,3 +62,46 @@ def test_the_adapters_reach_the_store_only_through_the_pipeline() -> None:
         if isinstance(node, ast.Attribute) and node.attr in STORE_CALLS
     ]
     assert found == []
+
+
+def _riverbeam_names(tree: ast.Module) -> set[str]:
+    """The names a module binds to riverbeam's modules and objects (`from riverbeam.aws import runtime`)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "riverbeam":
+            names |= {alias.asname or alias.name for alias in node.names}
+        elif isinstance(node, ast.Import):
+            names |= {
+                (a.asname or a.name).split(".")[0] for a in node.names if a.name.split(".")[0] == "riverbeam"
+            }
+    return names
+
+
+def _root(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def test_the_local_stack_configures_the_functions_and_patches_nothing_of_theirs() -> None:
+    """The local stack gives the functions what a deployment gives them (their environment, as the template
+    sets it): no module of riverbeam_local assigns into riverbeam's modules or objects (runtime's
+    factories, say), calls setattr on them, or hands a RiverBeam an event sink of its own."""
+    found = []
+    for path, tree in modules(ROOT / "local" / "riverbeam_local"):
+        ours = _riverbeam_names(tree)
+        for node in ast.walk(tree):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+                targets = [node.target]
+            patched = [
+                t for t in targets if isinstance(t, ast.Attribute | ast.Subscript) and _root(t) in ours
+            ]
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+                patched += [a for a in node.args[:1] if _root(a) in ours]
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                patched += [node.func] if node.func.attr == "set_event_sink" else []
+            found += [f"{path.relative_to(ROOT)}:{node.lineno}" for _ in patched]
+    assert found == []
