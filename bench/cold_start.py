@@ -12,10 +12,11 @@ root, the mode bits alone would not stop a write).
 
 Each sample is a fresh interpreter (a cold container), the runtime's (python3.12 from pyenv or PATH; without
 one, this interpreter and a layer built for it, which the output says), started with -S and the Lambda
-environment (the template's: EVENT_BUS_NAME set, as every function has it; DetailedTracing false, so no
-X-Ray SDK; --detailed-tracing switches it on). It times, from its first line, `import app` and what the
-handler's first request makes besides its work (FIRST_REQUEST, read from the handlers, riverbeam/aws and
-the pipeline: clients, agents, imports on first use), and counts the modules it compiled from source
+environment (the template's: EVENT_BUS_NAME set, as every function has it; AdotLayerArn empty, so no ADOT
+wrapper: the spans are OpenTelemetry's API alone, imported by the functions that run agents). It times,
+from its first line, `import app` and what the handler's first request makes besides its work
+(FIRST_REQUEST, read from the handlers, riverbeam/aws and the pipeline: clients, agents, imports on first
+use), and counts the modules it compiled from source
 (app.py is one): a layer whose byte code Python uses compiles no other. The floor times `import boto3`
 and `boto3.client("dynamodb")`. In Lambda (AWS_LAMBDA_FUNCTION_NAME set, as here) a function's init makes
 most of FIRST_REQUEST itself (runtime.prepare, with the garbage collector paused: coldstart.py); what it
@@ -102,9 +103,6 @@ FIRST_REQUEST = {
     "worker": f"runtime.management_api(); {AGENTS}; {MODEL_CLIENT}",
     "sweep": "runtime.management_api()",
 }
-# the template's DetailedTracing (POWERTOOLS_TRACE_DISABLED), false unless --detailed-tracing
-DETAILED_TRACING = False
-
 # counts the modules compiled from source (a pyc Python uses is never compiled), then the timed part
 PRELUDE = """
 import time
@@ -293,7 +291,6 @@ def environment(scratch: Path, name: str, paths: list[Path]) -> dict[str, str]:
         "POWERTOOLS_SERVICE_NAME": "riverbeam",
         "POWERTOOLS_METRICS_NAMESPACE": "Riverbeam",
         "POWERTOOLS_LOG_LEVEL": "INFO",
-        "POWERTOOLS_TRACE_DISABLED": "false" if DETAILED_TRACING else "true",
         "PYDANTIC_DISABLE_PLUGINS": "__all__",
         "RIVERBEAM_AGENTS_FILE": str(scratch / "opt" / "agents.json"),
         "RIVERBEAM_MODEL": "bedrock",
@@ -313,16 +310,9 @@ def main() -> int:
         help="ship the layers as sources only (as before byte code)",
     )
     parser.add_argument(
-        "--detailed-tracing",
-        action="store_true",
-        help="as deployed with DetailedTracing true (Powertools' Tracer, the X-Ray SDK)",
-    )
-    parser.add_argument(
         "--stages", action="store_true", help="also time each handler's init in stages (CPU time)"
     )
     args = parser.parse_args()
-    global DETAILED_TRACING
-    DETAILED_TRACING = args.detailed_tracing
     interpreter = args.python or build_layer.runtime_interpreter(build_layer.parse_args(["unused"]))
     current = interpreter is None
     if interpreter is None:
@@ -378,7 +368,6 @@ def main() -> int:
     floor = statistics.median(times[FLOOR])
     load = os.getloadavg()[0]
     built = "sources only" if args.without_bytecode else "with byte code"
-    built += ", detailed tracing" if args.detailed_tracing else ", no detailed tracing (the default)"
     print(
         f"cold start on the layers as they ship ({built}), median of {args.rounds} fresh interpreters each,"
         f" interleaved; Python {version} ({interpreter}), {os.cpu_count()} cores, load {load:.2f}"

@@ -138,8 +138,10 @@ def _expected_environment(template: dict[str, Any], stack: Stack, function: str)
         elif set(value) == {"Ref"}:
             ref = value["Ref"]
             expected[key] = values[ref] if ref in template["Parameters"] else stack.physical[ref]
-    # DetailedTracing false: Powertools' Tracer off; ApprovalEventBus empty: the stack's own bus
-    expected["POWERTOOLS_TRACE_DISABLED"] = "false" if values["DetailedTracing"] == "true" else "true"
+    # AdotLayerArn empty: no ADOT wrapper (the variable left out); ApprovalEventBus empty: the stack's own bus
+    wrapper = {"AWS_LAMBDA_EXEC_WRAPPER"}
+    if values["AdotLayerArn"]:
+        expected["AWS_LAMBDA_EXEC_WRAPPER"] = "/opt/otel-instrument"
     expected["EVENT_BUS_NAME"] = values["ApprovalEventBus"] or stack.physical["ApprovalBus"]
     # the WebSocket API is not made by moto: its id stays unresolved (the form is checked in the template)
     assert variables["WEBSOCKET_ENDPOINT"] == {
@@ -148,8 +150,21 @@ def _expected_environment(template: dict[str, Any], stack: Stack, function: str)
     expected["WEBSOCKET_ENDPOINT"] = (
         f"https://${{WebSocketApi}}.execute-api.{REGION}.amazonaws.com/{values['StageName']}"
     )
-    assert set(expected) == set(variables), set(variables) ^ set(expected)
+    assert set(expected) | wrapper == set(variables), set(variables) ^ set(expected)
     return expected
+
+
+def _expected_layers(template: dict[str, Any], stack: Stack, props: dict[str, Any]) -> list[str]:
+    """A function's layers as CloudFormation resolves them: ADOT's last, only where AdotLayerArn is set."""
+    adot = stack.parameters.get("AdotLayerArn") or template["Parameters"]["AdotLayerArn"]["Default"]
+    found = []
+    for layer in props["Layers"]:
+        if "Fn::If" in layer:
+            assert layer == {"Fn::If": ["ExportTraces", {"Ref": "AdotLayerArn"}, {"Ref": "AWS::NoValue"}]}
+            found += [adot] if adot else []
+        else:
+            found.append(stack.physical[layer["Ref"]])
+    return found
 
 
 def _configuration(stack: Stack, function: str) -> dict[str, Any]:
@@ -169,8 +184,7 @@ def test_each_function_has_the_templates_environment_layers_memory_and_timeout(
     for name, function in functions.items():
         props, made = function["Properties"], _configuration(stack, name)
         assert made["Environment"]["Variables"] == _expected_environment(template, stack, name), name
-        layers = [stack.physical[layer["Ref"]] for layer in props["Layers"]]
-        assert [layer["Arn"] for layer in made["Layers"]] == layers, name
+        assert [layer["Arn"] for layer in made["Layers"]] == _expected_layers(template, stack, props), name
         assert (made["MemorySize"], made["Timeout"]) == (props["MemorySize"], props["Timeout"]), name
         assert (made["Runtime"], made["Handler"], made["Architectures"]) == (
             "python3.12",
@@ -481,6 +495,32 @@ def test_updating_parameters_changes_what_they_feed_and_replaces_nothing(moto: N
         }, name
         assert variables["AUTH_MODE"] == "none", name
         assert now["Layers"] == was["Layers"] and now["MemorySize"] == was["MemorySize"], name
+
+
+# ---------------------------------------------------------------- traces exported by ADOT
+
+
+def test_with_adots_layer_every_function_exports_its_spans_through_it(moto: None) -> None:
+    # ADOT's layer is AWS's, in another account; moto knows only its own account's layers: one stands in
+    adot = boto3.client("lambda", region_name=REGION).publish_layer_version(
+        LayerName="aws-otel-python-amd64", Content={"ZipFile": b"PK\x05\x06" + b"\x00" * 18}
+    )["LayerVersionArn"]
+    params = parameters("none", AdotLayerArn=adot)
+    template = transformed("none", AdotLayerArn=adot)
+    stack = create_stack(template, params, name="riverbeam-traced")
+    functions = _resources(template, "AWS::Lambda::Function")
+
+    def props(name: str) -> dict[str, Any]:
+        return functions[name]["Properties"]
+
+    for name in functions:
+        made = _configuration(stack, name)
+        assert [layer["Arn"] for layer in made["Layers"]] == _expected_layers(template, stack, props(name)), (
+            name
+        )
+        assert adot in [layer["Arn"] for layer in made["Layers"]], name
+        assert made["Environment"]["Variables"]["AWS_LAMBDA_EXEC_WRAPPER"] == "/opt/otel-instrument", name
+        assert made["Environment"]["Variables"] == _expected_environment(template, stack, name), name
 
 
 # ---------------------------------------------------------------- the APIs (not in moto)
