@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from ..agent.registry import AgentRunner
     from .approval_events import EventSink
     from .frames import FrameSink
+    from .pending import Waiting
 
     HandOff = Callable[[RunJob], None]
 
@@ -272,6 +273,13 @@ class RiverBeam:
         from . import sweep  # only the sweep's function pays for its frame model
 
         return sweep.sweep(self._setup, on_frame, limit)
+
+    def pending_approvals(self) -> Waiting:
+        """What waits for a person across every session: how many pending actions, how long the oldest
+        has waited (pending.py; the sweep's function sends them as metrics)."""
+        from . import pending
+
+        return pending.waiting(self._setup)
 
     # reads, for the session's owner only: any other reader is told the record does not exist
 
