@@ -202,6 +202,30 @@ def test_reject_with_a_reason_pushes_nothing(dev: DevProcess, remote: Path, page
     assert remote_refs(dev.data_dir) == {}
 
 
+def test_a_push_the_remote_rejects_is_shown_once(dev: DevProcess, remote: Path, page: WebDriver) -> None:
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'no pushes today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    try:
+        card = ask_to_push(page)
+        action_id = card.get_attribute("data-action-id") or ""
+        by_testid(card, "approve").click()
+        action = until(page, lambda: decided(dev, action_id), "the approval stored")
+        until(page, lambda: run_status(dev, action["resolved_run_id"]) == "completed", "the run to end")
+    finally:
+        hook.unlink()
+    told = "The push of docs/update failed"
+    until(page, lambda: told in conversation(page), "the agent's answer to the failure")
+    # the run's frames are all shown (its answer is the last but `done`): its failure once, as the result
+    (result,) = results(page, "error")
+    assert "BEM-330" in result.text and "no pushes today" in result.text, result.text
+    assert conversation(page).count("BEM-330") == 1, conversation(page)
+    assert remote_refs(dev.data_dir) == {}
+    page.refresh()  # read back from the stored conversation: once there too
+    until(page, lambda: told in conversation(page), "the conversation after a reload")
+    assert conversation(page).count("BEM-330") == 1, conversation(page)
+
+
 def test_a_pending_approval_survives_a_reload(dev: DevProcess, remote: Path, page: WebDriver) -> None:
     card = ask_to_push(page)
     action_id = card.get_attribute("data-action-id")

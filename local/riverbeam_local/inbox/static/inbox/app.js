@@ -7,7 +7,7 @@ import { visible, visibleJson } from "./display.js";
 
 const $ = (id) => document.getElementById(id);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const state = { session: null, notYours: false, generation: 0, loads: 0, socket: null, runs: null, bubbles: new Map(), calls: new Map() };
+const state = { session: null, notYours: false, generation: 0, loads: 0, socket: null, runs: null, bubbles: new Map(), calls: new Map(), failures: new Map() };
 const api = new Api(() => ({ user: $("user-id").value.trim(), token: $("token").value.trim() }));
 const runKey = (sessionId) => `riverbeam.run.${sessionId}`;
 
@@ -87,8 +87,17 @@ function showMessage(message) {
   }
 }
 
+// A tool's failure comes as an `error` frame, then its `tool_result` with the same error: it is held, and
+// shown only if anything but that result follows (a run's own failure: its `done`), so it is said once.
+function reportsHeld(frame, held) {
+  return frame.type === "tool_result" && Boolean(frame.error) && frame.error.code === held.code;
+}
+
 function showFrame(frame) {
   const runId = frame.run_id;
+  const held = state.failures.get(runId);
+  state.failures.delete(runId);
+  if (held && !reportsHeld(frame, held)) entry("failure", "error", `${held.code}: ${held.message}`);
   if (frame.type !== "text_delta") state.bubbles.delete(runId); // the next text starts a new bubble
   switch (frame.type) {
     case "run_started":
@@ -103,7 +112,8 @@ function showFrame(frame) {
     case "tool_result":
       return showResult(frame);
     case "error":
-      return entry("failure", "error", `${frame.code}: ${frame.message}`);
+      state.failures.set(runId, frame);
+      return;
     case "done":
       return loadApprovals();
     case "action_expired":
@@ -212,7 +222,7 @@ async function openSession(sessionId) {
   if (state.socket) state.socket.close();
   if (state.runs) state.runs.stop();
   const generation = ++state.generation;
-  Object.assign(state, { session: sessionId, notYours: false, bubbles: new Map(), calls: new Map() });
+  Object.assign(state, { session: sessionId, notYours: false, bubbles: new Map(), calls: new Map(), failures: new Map() });
   $("session-id").value = sessionId;
   const url = new URL(window.location.href);
   url.searchParams.set("session", sessionId);
