@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     )
     from .pipeline import RiverBeam
     from .pipeline.approval_events import ApprovalEvent, EventLog
+    from .policy.cedar import Policy
+    from .policy.decision import Decision
     from .tools import Tool, tool
     from .tools.git import git_push_tool
 
@@ -75,6 +77,9 @@ _HOMES = {
     ),
     ".pipeline": ("RiverBeam",),
     ".pipeline.approval_events": ("ApprovalEvent", "EventLog"),
+    # cedarpy is imported by the first use of Policy only: an agent with a policy
+    ".policy.cedar": ("Policy",),
+    ".policy.decision": ("Decision",),
     ".agent.runner": ("ToolAgentRunner",),
     ".tools": ("Tool", "tool"),
     ".tools.git": ("git_push_tool",),
@@ -110,6 +115,7 @@ __all__ = [
     "BeamError",
     "BedrockConverseModel",
     "ChatModel",
+    "Decision",
     "DoneFrame",
     "Emit",
     "ErrorFrame",
@@ -118,6 +124,7 @@ __all__ = [
     "InvokeRequest",
     "ModelTurn",
     "NewMessage",
+    "Policy",
     "ResolvedAction",
     "ResumeRequest",
     "RiverBeam",

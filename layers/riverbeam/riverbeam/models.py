@@ -17,6 +17,8 @@ from beam_store.records import (
 )
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer, model_validator
 
+from .policy.decision import DecidedCall
+
 UuidStr = Annotated[uuid.UUID, PlainSerializer(str, return_type=str)]
 
 
@@ -33,9 +35,16 @@ class RequestModel(WireModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# a caller's groups: as many and as long as a JWT's groups claim would reasonably carry
+MAX_GROUPS, MAX_GROUP_CHARS = 100, 256
+GroupName = Annotated[str, Field(min_length=1, max_length=MAX_GROUP_CHARS)]
+
+
 class AuthContext(RequestModel):
     user_id: str = Field(min_length=1)
     profile_id: str | None = None
+    # the caller's groups (the principal's parents in an approval policy, CONTRACT 10)
+    groups: list[GroupName] = Field(default_factory=list, max_length=MAX_GROUPS)
 
 
 # a message is one item, and DynamoDB items stay under 400 KB; larger input is refused, never truncated
@@ -148,6 +157,8 @@ class AgentResult(WireModel):
     messages: list[NewMessage] = Field(default_factory=list, exclude=True)
     tool_outcomes: dict[str, ToolOutcome] = Field(default_factory=dict, exclude=True)
     usage: TokenUsage | None = Field(default=None, exclude=True)
+    # the calls decided without asking that are kept as Actions (denied, or allowed by a policy or grant)
+    decided: list[DecidedCall] = Field(default_factory=list, exclude=True)
 
     def text(self) -> str:
         return "".join(p.text for p in self.content if isinstance(p, TextPart))
@@ -170,6 +181,8 @@ class RunJob(RequestModel):
     run_id: str
     content: list[TextPart] = Field(default_factory=list)
     action_ids: list[str] = Field(default_factory=list)
+    # the caller's groups, for the agent's approval policy
+    groups: list[str] = Field(default_factory=list)
 
     def ack(self) -> StreamAck:
         return StreamAck(session_id=self.session_id, interaction_id=self.interaction_id, run_id=self.run_id)
@@ -198,7 +211,11 @@ class ToolCallFrame(FrameHeader):
     tool_call_id: str
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
+    # whether it waits for a person's approval (the decision `ask`)
     confirm_required: bool = False
+    # how it was decided (allow, ask, deny) and, where nobody is asked, by what (a policy, a grant)
+    decision: Literal["allow", "ask", "deny"] | None = None
+    decided_by: dict[str, Any] | None = None
 
 
 class ToolResultFrame(FrameHeader):

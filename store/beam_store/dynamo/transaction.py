@@ -194,7 +194,8 @@ def _interaction(step: StepWrite, now: str) -> tuple[str, dict[str, Any]]:
         return "Update", updated(key, changes, condition, e)
     condition = e.eq("active_run_id", run_id)
     changes = {"status": serialize(interaction.status), "updated_at": serialize(now)}
-    waiting = [a.action_id for a in step.open_actions]
+    # the actions it leaves pending (not those a policy or grant decided in the run)
+    waiting = [a.action_id for a in step.open_actions if a.status == "pending"]
     if waiting:
         changes[WAITING_ATTRIBUTE] = serialize(waiting)
     release = e.sets(changes)

@@ -35,9 +35,11 @@ from ..tools import Tool, make_tool
 from ..tools.files import git_log_tool, list_files_tool, read_file_tool
 from ..tools.git import git_push_tool
 from ..tools.worktree import WorkTree
+from .policies import PolicyFileError, load_policies
 from .runner import ToolAgentRunner
 
 if TYPE_CHECKING:
+    from ..policy import Policy
     from .llm import ChatModel
 
 # built-in tools by name, each made for the agent's work tree
@@ -86,6 +88,8 @@ class AgentSpec(_Strict):
     window: Window = Field(default_factory=Window)
     expires_after: float | None = Field(default=None, gt=0)
     tool_settings: dict[str, ToolSettings] = Field(default_factory=dict)
+    # the agent's approval policy: a Cedar file, relative to the agents file (riverbeam.agent.policies)
+    policy: str | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _settings_name_tools(self) -> Self:
@@ -206,14 +210,24 @@ def build_runners(
 
 
 def configured_runners(
-    path: str | Path, *, work_tree: Path | WorkTree, offline: bool, client: Any = None
+    path: str | Path,
+    *,
+    work_tree: Path | WorkTree,
+    offline: bool,
+    client: Any = None,
+    policies: dict[str, "Policy"] | None = None,
 ) -> dict[str, ToolAgentRunner]:
-    """The runners of the agents file at `path`; ConfigError names the file and what is wrong in it."""
+    """The runners of the agents file at `path`; ConfigError names the file and what is wrong in it. The
+    agents' policy files are read and checked too, and kept in `policies` where it is given."""
     config = load_agents(path)
     try:
-        return build_runners(config, work_tree=work_tree, offline=offline, client=client)
-    except ConfigError as error:
+        runners = build_runners(config, work_tree=work_tree, offline=offline, client=client)
+        found = load_policies({name: spec.policy for name, spec in config.agents.items()}, path)
+    except (ConfigError, PolicyFileError) as error:
         raise ConfigError(f"{path}: {error}") from None
+    if policies is not None:
+        policies.update(found)
+    return runners
 
 
 def model_ids(config: AgentsFile) -> list[str]:

@@ -11,6 +11,7 @@ from beam_store.records import ContentPart, Message
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..models import AgentResult, FrameHeader
+from ..policy.gate import CallGate
 
 Emit = Callable[[FrameHeader | dict[str, Any]], None]
 
@@ -45,7 +46,8 @@ DEFAULT_HISTORY_WINDOW = 100
 
 
 class AgentInput(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first step run here, not at import
+    # built by the first step run here, not at import
+    model_config = ConfigDict(defer_build=True, arbitrary_types_allowed=True)
 
     agent_name: str
     session_id: str
@@ -58,6 +60,9 @@ class AgentInput(BaseModel):
     # step's input and action results included
     history: list[Message] = Field(default_factory=list)
     actions: list[ResolvedAction] = Field(default_factory=list)
+    # decides each tool call the agent proposes (CONTRACT 10): allow, ask or deny; None: the tool's own
+    # confirm_required asks, the rest runs (a runner given no gate by its caller)
+    gate: CallGate | None = None
 
 
 class RunnerFailure(Exception):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from beam_store.records import (
     ErrorInfo,
@@ -26,6 +26,8 @@ from ..models import (
     ToolCallFrame,
     ToolResultFrame,
 )
+from ..policy.decision import DecidedCall
+from ..policy.gate import CallGate, recorded
 from ..tools import Tool
 from .registry import DEFAULT_HISTORY_WINDOW, AgentInput, Emit, ResolvedAction, RunnerFailure
 
@@ -37,6 +39,17 @@ DEFAULT_MAX_TURNS = 16
 OFFLINE_PROVIDER = "riverbeam.offline"
 
 
+class _Kept(NamedTuple):
+    """What a run keeps of the calls it makes: tool outcomes by call id, the calls decided unasked."""
+
+    outcomes: dict[str, ToolOutcome]
+    decided: list[DecidedCall]
+
+
+def _outcome(part: ToolResultPart) -> ToolOutcome:
+    return ToolOutcome(status="ok" if part.status == "ok" else "error", output=part.output, error=part.error)
+
+
 def _spans() -> ModuleType:
     """riverbeam.telemetry.spans, imported by the first run: a handler that only checks and queues (and so
     builds the runner) never imports OpenTelemetry."""
@@ -46,6 +59,9 @@ def _spans() -> ModuleType:
 
 
 class ToolAgentRunner:
+    # it decides each call itself, by its input's gate, before the call runs (pipeline/decisions.py)
+    decides_calls = True
+
     def __init__(
         self,
         model: ChatModel | None = None,
@@ -89,13 +105,20 @@ class ToolAgentRunner:
     def run(self, input: AgentInput, emit: Emit) -> AgentResult:
         produced: list[NewMessage] = []
         outcomes: dict[str, ToolOutcome] = {}
+        decided: list[DecidedCall] = []
         try:
-            return self._run(input, emit, produced, outcomes)
-        except Exception as error:  # tools that ran before the failure must still be recorded
-            raise RunnerFailure(error, AgentResult(messages=produced, tool_outcomes=outcomes)) from error
+            return self._run(input, emit, produced, outcomes, decided)
+        except Exception as error:  # tools that ran (or were denied) before the failure are still recorded
+            partial = AgentResult(messages=produced, tool_outcomes=outcomes, decided=decided)
+            raise RunnerFailure(error, partial) from error
 
     def _run(
-        self, input: AgentInput, emit: Emit, produced: list[NewMessage], outcomes: dict[str, ToolOutcome]
+        self,
+        input: AgentInput,
+        emit: Emit,
+        produced: list[NewMessage],
+        outcomes: dict[str, ToolOutcome],
+        decided: list[DecidedCall],
     ) -> AgentResult:
         conversation = [NewMessage(role=m.role, type=m.type, content=m.content) for m in input.history]
 
@@ -108,9 +131,7 @@ class ToolAgentRunner:
                 part = self._execute(action.action_id, action.tool, action.args, emit, answered=action)
                 if action.edited:  # the model is told it ran with the args the person chose
                     part.edited_args = dict(action.args)
-                outcomes[action.action_id] = ToolOutcome(
-                    status="ok" if part.status == "ok" else "error", output=part.output, error=part.error
-                )
+                outcomes[action.action_id] = _outcome(part)
                 add(NewMessage(role="tool", content=[part]))
 
         waiting = self._unanswered(conversation) if input.actions else []
@@ -131,8 +152,10 @@ class ToolAgentRunner:
             ]
             add(NewMessage(role="ai", content=[*text, *calls]))
             if not calls:
-                return AgentResult(content=text, messages=produced, tool_outcomes=outcomes, usage=usage)
-            asks = self._call_tools(calls, emit, add)
+                return AgentResult(
+                    content=text, messages=produced, tool_outcomes=outcomes, usage=usage, decided=decided
+                )
+            asks = self._call_tools(calls, input.gate, emit, add, _Kept(outcomes, decided))
             if asks:
                 return AgentResult(
                     interrupted=True,
@@ -141,31 +164,56 @@ class ToolAgentRunner:
                     messages=produced,
                     tool_outcomes=outcomes,
                     usage=usage,
+                    decided=decided,
                 )
         raise BeamError("BEM-041", f"the agent took more than {self.max_turns} model turns")
 
     def _call_tools(
-        self, calls: Sequence[ToolCallPart], emit: Emit, add: Callable[[NewMessage], None]
+        self,
+        calls: Sequence[ToolCallPart],
+        gate: CallGate | None,
+        emit: Emit,
+        add: Callable[[NewMessage], None],
+        kept: _Kept,
     ) -> list[ActionRequest]:
-        """Run the calls that need no approval (their results added); the others are asked for."""
+        """Decide each call (the gate, else the tool's confirm_required): run those allowed (their results
+        added), tell the agent of those denied (they never run), and ask for the others."""
         asks: list[ActionRequest] = []
         for call in calls:
             tool = self.tools.get(call.name)
             confirm = tool is not None and tool.confirm_required
+            decision = gate.decide(call.name, call.args, confirm_required=confirm) if gate else None
+            effect = decision.effect if decision else "ask" if confirm else "allow"
             emit(
                 ToolCallFrame(
                     tool_call_id=call.tool_call_id,
                     name=call.name,
                     args=call.args,
-                    confirm_required=confirm,
+                    confirm_required=effect == "ask",
+                    decision=effect,
+                    decided_by=decision.by() if decision and effect != "ask" else None,
                 )
             )
-            if confirm:
+            if effect == "ask":
                 asks.append(self._ask(call))
+                continue
+            if decision is not None and recorded(decision, confirm_required=confirm):
+                kept.decided.append(DecidedCall(call.tool_call_id, call.name, dict(call.args), decision))
+            if effect == "deny":
+                part = self._refuse(kept.decided[-1], emit)
             else:
                 part = self._execute(call.tool_call_id, call.name, call.args, emit)
-                add(NewMessage(role="tool", content=[part]))
+            if confirm and effect == "allow":  # kept on its Action
+                kept.outcomes[call.tool_call_id] = _outcome(part)
+            add(NewMessage(role="tool", content=[part]))
         return asks
+
+    @staticmethod
+    def _refuse(call: DecidedCall, emit: Emit) -> ToolResultPart:
+        """A denied call's result: refused, the policy named; the tool is never called."""
+        part = call.refusal()
+        emit(ToolResultFrame(tool_call_id=call.action_id, name=call.tool, status="refused", error=part.error))
+        return part
 
     def _next_turn(self, conversation: list[NewMessage], emit: Emit) -> ModelTurn:
         """The model's next turn, in its `chat` span (ended when the call returns, or raises)."""

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from ..agent.registry import AgentRunner
     from ..agent.runner import ToolAgentRunner
+    from ..policy import Policy
     from ..tools.worktree import WorkTree
 
 # the logger "riverbeam": the pipeline logs through its children (logging.getLogger(__name__)), so keys
@@ -138,17 +139,18 @@ def register_agents(riverbeam: RiverBeam, config: Settings) -> None:
     from ..tools.worktree import WorkTree
 
     runners: Mapping[str, AgentRunner] = {}
+    policies: dict[str, Policy] = {}  # each agent's approval policy, where agents.yaml names one
     work_tree = WorkTree.from_environment(config.data_dir)
     if config.agents_file:
         from ..agent.config import configured_runners
 
         runners = configured_runners(
-            config.agents_file, work_tree=work_tree, offline=config.model == "offline"
+            config.agents_file, work_tree=work_tree, offline=config.model == "offline", policies=policies
         )
     if "author" not in runners:
         riverbeam.register_agent("author", _author(work_tree))
     for name, runner in runners.items():
-        riverbeam.register_agent(name, runner)
+        riverbeam.register_agent(name, runner, policy=policies.get(name))
     if config.agents:
         module, _, name = config.agents.partition(":")
         register: Any = getattr(importlib.import_module(module), name or "register")

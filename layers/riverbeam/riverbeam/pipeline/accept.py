@@ -83,6 +83,7 @@ def open_invoke(
         runner=runner,
         history=history + written,
         content=list(req.content),
+        groups=req.auth_context.groups,
     )
 
 
@@ -191,6 +192,7 @@ def _resolving_step(setup: Setup, request: ResumeRequest | dict[str, Any] | str,
         content=list(req.content),
         resolved=resolved,
         frames_kept=0,
+        groups=req.auth_context.groups,
     )
     events.deliver(setup.events, decided)
     _log_decided(step, resolved)

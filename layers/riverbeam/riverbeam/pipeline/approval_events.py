@@ -89,6 +89,8 @@ def _decision(action: Action) -> dict[str, Any]:
     return {
         "decision": response.status,
         "decided_by": response.who,
+        # who decided: a person, the agent's policy, a standing grant (CONTRACT 11)
+        "by": response.by.model_dump(mode="json") if response.by is not None else None,
         "decided_at": response.when,
         "request_id": response.request_id,
         "reason": reason[:REASON_LIMIT] if reason is not None else None,

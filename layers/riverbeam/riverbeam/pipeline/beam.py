@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from beam_store import Action, BeamStore, Interaction, Message, Run, Session
 
     from ..agent.registry import AgentRunner
+    from ..policy import Policy
     from .approval_events import EventSink
     from .frames import FrameSink
     from .pending import Waiting
@@ -115,13 +116,22 @@ class RiverBeam:
         self._setup.events = events
 
     def register_agent(
-        self, name: str, runner: AgentRunner, *, action_ttl_seconds: float | None = None
+        self,
+        name: str,
+        runner: AgentRunner,
+        *,
+        action_ttl_seconds: float | None = None,
+        policy: Policy | None = None,
     ) -> None:
         """`action_ttl_seconds`: how long a person has to answer the agent's actions (24 h by default; a
-        tool's own `expires_after` wins)."""
+        tool's own `expires_after` wins); `policy`: the agent's approval policy (riverbeam.Policy), which
+        decides each tool call allow, ask or deny (without one, a tool that needs approval asks)."""
         if not callable(getattr(runner, "run", None)):
             raise TypeError("a runner needs a run(input, emit) method")
         self._setup.agents[name] = runner
+        self._setup.policies.pop(name, None)
+        if policy is not None:
+            self._setup.policies[name] = policy
         if action_ttl_seconds is not None:
             self._setup.action_ttls[name] = action_ttl_seconds
 

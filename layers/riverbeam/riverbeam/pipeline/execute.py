@@ -15,8 +15,9 @@ from beam_store import Action, args_sha256, new_id
 from ..agent.registry import AgentInput, ResolvedAction, RunnerFailure
 from ..errors import BeamError
 from ..models import AgentResult, RunStartedFrame, StreamAck
+from ..policy.gate import CallGate
 from . import approval_events as events
-from . import run_tracing, writes
+from . import decisions, run_tracing, writes
 from .checks import is_uuid
 from .frames import FrameEmitter, FrameRecorder, FrameSink, closing_frames
 from .setup import Setup
@@ -69,7 +70,18 @@ def checked_result(result: object, *, finished: bool = True) -> AgentResult:
     return result
 
 
-def agent_input(step: Step) -> AgentInput:
+def call_gate(setup: Setup, step: Step) -> CallGate:
+    """What decides the run's tool calls: the agent's policy (if it has one), for the session's owner."""
+    return CallGate(
+        setup.policies.get(step.run.agent_name),
+        user_id=step.session.user_id,
+        agent=step.run.agent_name,
+        session_id=step.session.session_id,
+        groups=step.groups,
+    )
+
+
+def agent_input(step: Step, gate: CallGate | None = None) -> AgentInput:
     actions = [
         ResolvedAction(
             action_id=a.action_id,
@@ -95,13 +107,21 @@ def agent_input(step: Step) -> AgentInput:
         content=step.content,
         history=step.history,
         actions=actions,
+        gate=gate,
     )
 
 
-def _run_agent(step: Step, emitter: FrameEmitter, log: StepLog) -> tuple[AgentResult, BeamError | None]:
+def _run_agent(
+    setup: Setup, step: Step, emitter: FrameEmitter, log: StepLog
+) -> tuple[AgentResult, BeamError | None]:
     """The runner's result, or what it did before it failed (its partial result) and the failure."""
+    gate = call_gate(setup, step)
     try:
-        return checked_result(step.runner.run(agent_input(step), emitter.emit)), None
+        input = agent_input(step, gate)
+        result = checked_result(step.runner.run(input, emitter.emit))
+        if gate.policy is not None and not getattr(step.runner, "decides_calls", False):
+            result = decisions.decide_requests(step.runner, input, result, gate, emitter.emit)
+        return result, None
     except RunnerFailure as failed:
         failure = as_failure(failed.cause)
         try:
@@ -220,7 +240,7 @@ def _run_step(setup: Setup, step: Step, on_frame: FrameSink | None, *, record_fr
     emitter = FrameEmitter(step.run, sinks, setup.coalesce_seconds)
     emitter.emit(RunStartedFrame(agent_name=step.run.agent_name, kind=step.kind))
     log = StepLog(logger, step.ids())
-    result, failure = _run_agent(step, emitter, log)
+    result, failure = _run_agent(setup, step, emitter, log)
     waiting, gone = _asked_again(setup, step, result)
     result = _without(result, gone, log)
     for request in result.action_required:

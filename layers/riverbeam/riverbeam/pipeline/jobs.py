@@ -79,6 +79,7 @@ def _claimed_step(setup: Setup, job: RunJob, run: Run) -> Step:
         content=list(job.content),
         resolved=_resolved_unrun(setup, job, run),
         frames_kept=0 if job.kind == "resume" else -1,  # a resume's run_started: its opening write kept it
+        groups=job.groups,
     )
 
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # annotations only: a read imports neither the agents nor the
     from beam_store import BeamStore
 
     from ..agent.registry import AgentRunner
+    from ..policy import Policy
     from .approval_events import EventSink
 
 DEFAULT_FRAME_TTL_SECONDS = 24 * 3600
@@ -61,6 +62,8 @@ class Setup:
         self.clock = clock
         # the seconds each agent gives a person to answer, where it says (else the default)
         self.action_ttls: dict[str, float] = {}
+        # each agent's approval policy, where it has one (CONTRACT 10)
+        self.policies: dict[str, Policy] = {}
         # agents registered on first use (RiverBeam.register_agents_on_first_use), in the order given
         self.loaders: list[Callable[[], None]] = []
         # where approval events go (events.py), after the writes they tell of; None: nowhere

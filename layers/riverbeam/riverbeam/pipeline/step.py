@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from beam_store import Action, Interaction, Message, Run, Session, TextPart, new_id
@@ -30,12 +31,15 @@ class Step:
         content: list[ContentPart],
         resolved: list[Action] | None = None,
         frames_kept: int = -1,
+        groups: Sequence[str] = (),
     ) -> None:
         self.session, self.interaction, self.run, self.kind = session, interaction, run, kind
         self.runner, self.history, self.content = runner, history, content
         self.resolved: list[Action] = resolved if resolved is not None else []
         # the run's frames the opening write already stored, through this frame_seq (-1: none)
         self.frames_kept = frames_kept
+        # the caller's groups (the principal's parents in the agent's approval policy)
+        self.groups = tuple(groups)
 
     def job(self) -> RunJob:
         return RunJob(
@@ -46,6 +50,7 @@ class Step:
             run_id=self.run.run_id,
             content=[p for p in self.content if isinstance(p, TextPart)],
             action_ids=[a.action_id for a in self.resolved],
+            groups=list(self.groups),
         )
 
     def ids(self) -> dict[str, str]:

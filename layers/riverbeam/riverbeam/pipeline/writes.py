@@ -50,6 +50,7 @@ from ..errors import BeamError
 from ..models import AgentResult, NewMessage
 from ..telemetry import carriers
 from . import approval_events as events
+from . import decisions
 from .approval_events import ApprovalEvent
 from .step import Step
 
@@ -200,7 +201,8 @@ def close(
 ) -> list[ApprovalEvent]:
     """The step's closing write: the run ends `interrupted`, `completed` or (with `failure`) `failed`.
     Only a run that ended well opens actions; each is an `Approval Requested` event in the same write
-    (but those `waiting`, asked for by an earlier run), returned once written. What its tools did is
+    (but those `waiting`, asked for by an earlier run), returned once written. What its tools did, and
+    the calls decided without asking (Actions resolved or denied, each an `Approval Decided` event), are
     kept whatever the end."""
     now = utc_now()
     if failure is not None:
@@ -222,6 +224,8 @@ def close(
     outcomes = _ran(step, result)
     opened = _asked(step, result, now) if failure is None else []
     requested = events.approval_events(events.REQUESTED, [a for a in opened if a.action_id not in waiting])
+    decided = decisions.decided_actions(step, result, now)
+    told = requested + events.approval_events(events.DECIDED, decided)
     commit(
         store,
         StepWrite(
@@ -232,16 +236,16 @@ def close(
             run=closed,
             run_op="close",
             messages=_replies(step, result, outcomes, now),
-            open_actions=opened,
+            open_actions=opened + decided,
             record_outcomes=outcomes,
             touch_last_active=True,
             frames=frames or [],
             frames_expire_at=frames_expire_at,
-            outbox=events.outbox(requested),
+            outbox=events.outbox(told),
         ),
     )
     step.run = closed
-    return requested
+    return told
 
 
 @functools.cache

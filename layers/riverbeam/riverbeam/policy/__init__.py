@@ -9,8 +9,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .cedar import BASELINE, Policy
     from .decision import Decision, Effect
+    from .gate import CallGate
 
-_HOME = {"BASELINE": ".cedar", "Policy": ".cedar", "Decision": ".decision", "Effect": ".decision"}
+_HOME = {
+    "BASELINE": ".cedar",
+    "Policy": ".cedar",
+    "Decision": ".decision",
+    "Effect": ".decision",
+    "CallGate": ".gate",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -20,4 +27,4 @@ def __getattr__(name: str) -> Any:
     return getattr(import_module(module, __name__), name)
 
 
-__all__ = ["BASELINE", "Decision", "Effect", "Policy"]
+__all__ = ["BASELINE", "CallGate", "Decision", "Effect", "Policy"]

@@ -1,18 +1,51 @@
-"""What a policy decides for one proposed tool call (CONTRACT 10); no Cedar here, so the pipeline can
-read a decision without importing cedarpy."""
+"""What a policy decides for one proposed tool call (CONTRACT 10); no Cedar here, so the pipeline and the
+runner can read a decision without importing cedarpy."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from beam_store.records import ErrorInfo, ToolResultPart
 
 Effect = Literal["allow", "ask", "deny"]
+# the code a denied call's tool message and tool_result frame carry (the tool did not run)
+DENIED_CODE = "BEM-080"
 
 
 @dataclass(frozen=True)
 class Decision:
     """`effect`: `allow` runs the call unasked, `ask` waits for a person, `deny` never runs it;
-    `policy_ids`: the `@id`s of the policies that made it (Cedar's own ids where none is given)."""
+    `policy_ids`: the `@id`s of the policies that made it (Cedar's own ids where none is given);
+    `grant_id`: the session's standing grant that allowed it, where one did."""
 
     effect: Effect
     policy_ids: tuple[str, ...] = ()
+    grant_id: str | None = None
+
+    def by(self) -> dict[str, Any]:
+        """Who decided, as an action's `response.by` says it."""
+        if self.grant_id is not None:
+            return {"kind": "grant", "grant_id": self.grant_id}
+        return {"kind": "policy", "policy_ids": list(self.policy_ids)}
+
+    def denial(self, tool: str) -> str:
+        """What the agent is told of a denied call."""
+        named = f" ({', '.join(self.policy_ids)})" if self.policy_ids else ""
+        return f"the approval policy denies {tool}{named}: it did not run"
+
+
+@dataclass(frozen=True)
+class DecidedCall:
+    """A call decided without asking that is kept as an Action: denied, or allowed though its tool
+    asks by itself. `action_id` is the call's id (its tool_call_id)."""
+
+    action_id: str
+    tool: str
+    args: dict[str, Any] = field(default_factory=dict)
+    decision: Decision = Decision("deny")
+
+    def refusal(self) -> ToolResultPart:
+        """The tool result that tells the agent its call was denied (the tool did not run)."""
+        error = ErrorInfo(code=DENIED_CODE, message=self.decision.denial(self.tool))
+        return ToolResultPart(tool_call_id=self.action_id, name=self.tool, status="refused", error=error)

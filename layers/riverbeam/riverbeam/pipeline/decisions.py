@@ -1,0 +1,164 @@
+"""Calls decided without asking a person (CONTRACT 10): the Actions the run's closing write keeps for
+them, and the decision of each `action_required` entry of a runner that does not decide its own calls.
+
+ToolAgentRunner decides each call itself, before it runs (`decides_calls`). Any other runner asks for
+approval with `action_required`: each entry is decided here; a denied one is told to the runner as a
+cancelled answer (and a `refused` tool message), an allowed one as a submitted answer, and the runner
+goes on in the same run with those answers, as on a resume, until all it asks for waits for a person."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from beam_store import Action, ActionResponseRecord, Message, args_sha256
+
+from ..errors import BeamError
+from ..models import ActionRequest, AgentResult, NewMessage, ToolResultFrame
+from ..policy.decision import DecidedCall
+
+if TYPE_CHECKING:
+    from ..agent.registry import AgentInput, AgentRunner, Emit, ResolvedAction
+    from ..policy.gate import CallGate
+    from .step import Step
+
+# how many times a run goes on after calls decided without asking, at most (a runner that keeps asking)
+MAX_DECIDED_ROUNDS = 16
+
+
+def decided_actions(step: Step, result: AgentResult, now: str) -> list[Action]:
+    """An Action for each call decided without asking: `resolved` (with its outcome) or `denied`, with
+    `response.by` naming the policy or grant."""
+    return [_action(step, call, result, now) for call in result.decided]
+
+
+def _action(step: Step, call: DecidedCall, result: AgentResult, now: str) -> Action:
+    run, allowed, by = step.run, call.decision.effect == "allow", call.decision.by()
+    response = ActionResponseRecord(
+        status="submitted" if allowed else "cancelled", request_id=run.run_id, who=by["kind"], when=now, by=by
+    )
+    ran = (
+        {
+            "run_args": dict(call.args),
+            "run_args_sha256": args_sha256(call.args),
+            "outcome": result.tool_outcomes.get(call.action_id),
+        }
+        if allowed
+        else {}
+    )
+    return Action(
+        action_id=call.action_id,
+        session_id=run.session_id,
+        interaction_id=run.interaction_id,
+        run_id=run.run_id,
+        user_id=step.session.user_id,
+        agent_name=run.agent_name,
+        tool=call.tool,
+        args=dict(call.args),
+        args_sha256=args_sha256(call.args),
+        status="resolved" if allowed else "denied",
+        response=response,
+        resolved_run_id=run.run_id,
+        created_at=now,
+        updated_at=now,
+        **ran,
+    )
+
+
+def decide_requests(
+    runner: AgentRunner, input: AgentInput, result: AgentResult, gate: CallGate, emit: Emit
+) -> AgentResult:
+    """`result` with each of its `action_required` entries decided: those that ask stay; the runner is
+    run again with the others answered, as often as it asks for calls decided without asking."""
+    from .execute import checked_result
+
+    for _ in range(MAX_DECIDED_ROUNDS):
+        decided = [
+            DecidedCall(r.action_id or "", r.tool, r.args, d)
+            for r in result.action_required
+            if (d := gate.decide(r.tool, r.args, confirm_required=True)).effect != "ask"
+        ]
+        if not decided:
+            return result
+        told = _told(decided, emit)
+        asks = [r for r in result.action_required if r.action_id not in {c.action_id for c in decided}]
+        so_far = _as_stored(input, [*(result.messages or _replied(result)), *told])
+        again = input.model_copy(update={"history": [*input.history, *so_far], "actions": []})
+        again.actions = [_answer(c) for c in decided]
+        following = checked_result(runner.run(again, emit))
+        result = _merged(result, told, decided, following, asks)
+    raise BeamError("BEM-041", f"the agent asked for more than {MAX_DECIDED_ROUNDS} rounds of decided calls")
+
+
+def _told(decided: list[DecidedCall], emit: Emit) -> list[NewMessage]:
+    messages = []
+    for call in decided:
+        if call.decision.effect == "deny":
+            part = call.refusal()
+            emit(
+                ToolResultFrame(
+                    tool_call_id=part.tool_call_id, name=part.name, status="refused", error=part.error
+                )
+            )
+            messages.append(NewMessage(role="tool", content=[part]))
+    return messages
+
+
+def _answer(call: DecidedCall) -> ResolvedAction:
+    from ..agent.registry import ResolvedAction
+
+    allowed = call.decision.effect == "allow"
+    return ResolvedAction(
+        action_id=call.action_id,
+        status="submitted" if allowed else "cancelled",
+        tool=call.tool,
+        args=dict(call.args),
+        reason=None if allowed else call.decision.denial(call.tool),
+    )
+
+
+def _as_stored(input: AgentInput, messages: list[NewMessage]) -> list[Message]:
+    """The run's messages so far as the runner reads its history (they are stored when the run closes)."""
+    last = input.history[-1].seq if input.history else 0
+    stamp = {"session_id": input.session_id, "interaction_id": input.interaction_id, "run_id": input.run_id}
+    return [
+        Message(
+            message_id=f"{input.run_id}-{i}",
+            seq=last + i,
+            role=m.role,
+            type=m.type,
+            content=m.content,
+            created_at="",
+            updated_at="",
+            **stamp,
+        )
+        for i, m in enumerate(messages, start=1)
+    ]
+
+
+def _merged(
+    first: AgentResult,
+    told: list[NewMessage],
+    decided: list[DecidedCall],
+    following: AgentResult,
+    asks: list[ActionRequest],
+) -> AgentResult:
+    """The run's result so far: the first part's messages, the denials, then what followed."""
+    asked = {r.action_id for r in following.action_required}
+    waiting = [*following.action_required, *(r for r in asks if r.action_id not in asked)]
+    usage = first.usage
+    if following.usage is not None:
+        usage = following.usage if usage is None else usage + following.usage
+    return following.model_copy(
+        update={
+            "messages": [*(first.messages or _replied(first)), *told, *following.messages],
+            "tool_outcomes": {**first.tool_outcomes, **following.tool_outcomes},
+            "decided": [*first.decided, *decided, *following.decided],
+            "action_required": waiting,
+            "interrupted": bool(waiting),
+            "usage": usage,
+        }
+    )
+
+
+def _replied(result: AgentResult) -> list[NewMessage]:
+    return [NewMessage(role="ai", content=result.content)] if result.content else []

@@ -1,0 +1,52 @@
+"""The one place a proposed tool call is decided (CONTRACT 10): the agent's policy where it has one,
+else the tool's own `confirm_required` (asks) or not (runs). A gate is made per run, for the session's
+owner and the caller's groups; it imports no Cedar (the policy it is given already has)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .decision import Decision
+
+if TYPE_CHECKING:
+    from .cedar import Policy
+
+ASK = Decision("ask")
+RUN = Decision("allow")
+
+
+class CallGate:
+    """Decides each call of one run. A plain class: made once a run, read by the runner."""
+
+    def __init__(
+        self,
+        policy: Policy | None,
+        *,
+        user_id: str,
+        agent: str,
+        session_id: str,
+        groups: Sequence[str] = (),
+    ) -> None:
+        self.policy = policy
+        self.user_id, self.agent, self.session_id = user_id, agent, session_id
+        self.groups = tuple(groups)
+
+    def decide(self, tool: str, args: dict[str, Any], *, confirm_required: bool) -> Decision:
+        if self.policy is None:
+            return ASK if confirm_required else RUN
+        return self.policy.decide(
+            tool=tool,
+            args=args,
+            user_id=self.user_id,
+            groups=self.groups,
+            agent=self.agent,
+            confirm_required=confirm_required,
+            session_id=self.session_id,
+        )
+
+
+def recorded(decision: Decision, *, confirm_required: bool) -> bool:
+    """Whether a decision is kept as an Action: every deny, and an allow of a call that would have
+    asked (a tool that asks by itself); a call that runs and that nobody would have asked about is not."""
+    return decision.effect == "deny" or (decision.effect == "allow" and confirm_required)

@@ -1,0 +1,77 @@
+"""`riverbeam policy check FILE --tool T --args JSON [--user U] [--group G ...]`: what an agent's policy
+file decides for one tool call, and the policies that decided it, so a rule can be tried before it is
+deployed. Exit 0 with the decision; a file that does not parse, or args that are not a JSON object: the
+error on stderr and exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+
+def parser() -> argparse.ArgumentParser:
+    found = argparse.ArgumentParser(
+        prog="riverbeam policy check",
+        description="Decide one tool call with a Cedar policy file (plus Riverbeam's baseline): "
+        "allow (runs unasked), ask (waits for a person) or deny (never runs).",
+    )
+    found.add_argument("file", help="the agent's .cedar policy file")
+    found.add_argument("--tool", required=True, help="the tool's name, e.g. git_push")
+    found.add_argument("--args", default="{}", help="the call's args as a JSON object (default {})")
+    found.add_argument("--user", default="user", help='the session\'s owner (principal User::"U")')
+    found.add_argument(
+        "--group", action="append", default=[], help='a group of the user (Group::"G"); repeat for more'
+    )
+    found.add_argument("--agent", default="author", help="the agent's name (context.agent)")
+    found.add_argument("--session", default="", help="the session id (context.session_id)")
+    found.add_argument(
+        "--confirm-required",
+        choices=("true", "false"),
+        default="true",
+        help="whether the tool asks for approval by itself (context.confirm_required; default true)",
+    )
+    return found
+
+
+def _args(text: str) -> dict[str, Any]:
+    try:
+        found = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"--args is not JSON: {error}") from None
+    if not isinstance(found, dict):
+        raise ValueError("--args must be a JSON object")
+    return found
+
+
+def check(argv: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    options = parser().parse_args(argv)
+    from riverbeam.policy import Policy  # Cedar is loaded by this command alone
+
+    try:
+        args = _args(options.args)
+        policy = Policy.from_file(options.file)
+    except ValueError as error:
+        print(f"riverbeam policy check: {error}", file=err)
+        return 2
+    decision = policy.decide(
+        tool=options.tool,
+        args=args,
+        user_id=options.user,
+        groups=options.group,
+        agent=options.agent,
+        confirm_required=options.confirm_required == "true",
+        session_id=options.session,
+    )
+    print(f"decision: {decision.effect}", file=out)
+    print(f"policies: {', '.join(decision.policy_ids) or '(none)'}", file=out)
+    return 0
+
+
+def main(argv: list[str], err: TextIO = sys.stderr) -> int:
+    """`riverbeam policy ...`: `check` is its one subcommand."""
+    if argv[:1] != ["check"]:
+        print("usage: riverbeam policy check FILE --tool T [--args JSON] [--user U] [--group G]", file=err)
+        return 2
+    return check(argv[1:])
