@@ -18,6 +18,7 @@ COMMANDS = {
     "resume": "approve or reject an action by id; print the frames of the run that follows",
     "get": "print a session, interaction, run, action or a session's messages as JSON",
     "frames": "print a run's frames, one JSON per line (--follow: until it is done)",
+    "approvals": "print the pending actions you may answer, across sessions, as JSON",
     "trace": "print a run's spans as a tree with timings (kept by dev --traces)",
 }
 

@@ -8,7 +8,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from beam_store.records import TokenUsage
+    from beam_store.records import Approvals, TokenUsage
 
     from .agent.config import BUILTIN_TOOLS
     from .agent.llm import AuthorOfflineModel, ChatModel, ModelTurn, ScriptedModel, ToolCall
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         ToolCallFrame,
         ToolResultFrame,
     )
+        VoteAck,
     from .pipeline import RiverBeam
     from .pipeline.approval_events import ApprovalEvent, EventLog
     from .policy.cedar import Policy
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
 # each public name and the module that defines it
 _HOMES = {
-    "beam_store.records": ("TokenUsage",),
+    "beam_store.records": ("Approvals", "TokenUsage"),
     ".agent.config": ("BUILTIN_TOOLS",),
     ".agent.registry": (
         "AgentInput",
@@ -76,6 +77,7 @@ _HOMES = {
         "ToolResultFrame",
     ),
     ".pipeline": ("RiverBeam",),
+        "VoteAck",
     ".pipeline.approval_events": ("ApprovalEvent", "EventLog"),
     # cedarpy is imported by the first use of Policy only: an agent with a policy
     ".policy.cedar": ("Policy",),
@@ -112,6 +114,7 @@ __all__ = [
     "ApprovalEvent",
     "AuthContext",
     "AuthorOfflineModel",
+    "Approvals",
     "BeamError",
     "BedrockConverseModel",
     "ChatModel",
@@ -143,6 +146,7 @@ __all__ = [
     "ToolResultFrame",
     "agent_id_for",
     "git_push_tool",
+    "VoteAck",
     "prepare_workspace",
     "tool",
 ]

@@ -7,6 +7,7 @@ import uuid
 from typing import Annotated, Any, Literal, Self
 
 from beam_store.records import (
+    Approvals,
     ContentPart,
     ErrorInfo,
     MessageRole,
@@ -14,6 +15,7 @@ from beam_store.records import (
     TextPart,
     TokenUsage,
     ToolOutcome,
+    Vote,
 )
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer, model_validator
 
@@ -130,6 +132,8 @@ class ActionRequest(WireModel):
     expires_at: str | None = None
     # how long the runner's tool gives a person to answer (None: the agent's time, by default 24 h)
     expires_after: float | None = Field(default=None, exclude=True)
+    # set by the pipeline: who may answer it, where its tool names approvers (kept on the Action)
+    approvals: Approvals | None = Field(default=None, exclude=True)
 
 
 class NewMessage(WireModel):
@@ -169,6 +173,22 @@ class StreamAck(WireModel):
     interaction_id: str
     run_id: str
     stream: Literal["websocket"] = "websocket"
+
+
+class PendingVotes(WireModel):
+    """An action that still waits for approvals: the votes it has, and how many approvals it needs."""
+
+    action_id: str
+    votes: list[Vote]
+    required: int
+
+
+class VoteAck(WireModel):
+    """The answer to a resume whose answers only added votes (CONTRACT 11): no run started."""
+
+    session_id: str
+    interaction_id: str
+    pending: list[PendingVotes]
 
 
 class RunJob(RequestModel):

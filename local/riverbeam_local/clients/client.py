@@ -82,9 +82,15 @@ class ApiClient:
     user: str
     timeout: float = HTTP_TIMEOUT_SECONDS
     secret: str | None = field(default=None, repr=False)
+    # the caller's groups (AuthMode `none`): an approver named by group answers and reads as one of them
+    groups: tuple[str, ...] = ()
+
+    def _caller(self) -> Json:
+        return {"user_id": self.user, **({"groups": list(self.groups)} if self.groups else {})}
 
     def request(self, method: str, path: str, body: Json | None = None, **query: object) -> Any:
-        query = {"user_id": self.user, **{k: v for k, v in query.items() if v is not None}}
+        who = {"user_id": self.user, **({"groups": ",".join(self.groups)} if self.groups else {})}
+        query = {**who, **{k: v for k, v in query.items() if v is not None}}
         target = self.url.rstrip("/") + path + "?" + urllib.parse.urlencode(query)
         headers = {"content-type": "application/json", "accept": "application/json"}
         if self.secret:
@@ -135,7 +141,7 @@ class ApiClient:
             "session_id": result["session_id"],
             "interaction_id": result["interaction_id"],
             "actions": responses,
-            "auth_context": {"user_id": self.user},
+            "auth_context": self._caller(),
         }
         answer: Json = self.request("POST", "/resume", body)
         return answer
@@ -151,6 +157,11 @@ class ApiClient:
             page = self.request("GET", path, after=page["next_after"])
             messages += page.get("messages", [])
         return {**page, "messages": messages, "next_after": None}
+
+    def approvals(self, limit: int | None = None, cursor: str | None = None) -> Json:
+        """A page of the caller's approvals inbox: the pending actions they may answer, newest first."""
+        page: Json = self.request("GET", "/approvals", status="pending", limit=limit, cursor=cursor)
+        return page
 
     def frames(self, run_id: str, after: int = -1) -> list[Json]:
         """The run's stored frames after `after`, every page of them."""

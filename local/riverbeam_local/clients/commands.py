@@ -1,8 +1,8 @@
-"""The scriptable clients of a running stack: `riverbeam invoke`, `resume`, `get` and `frames` print JSON
-(one document, or one frame per line); a refusal prints the API's error JSON on stderr and exits 1, a
-server out of reach one line on stderr and exit 1, a malformed --url one line and exit 2. What they print
-shows control, bidi and invisible characters as escapes (riverbeam_local.display). `riverbeam chat` is
-dispatched from here too."""
+"""The scriptable clients of a running stack: `riverbeam invoke`, `resume`, `get`, `frames` and
+`approvals` print JSON (one document, or one frame per line); a refusal prints the API's error JSON on
+stderr and exits 1, a server out of reach one line on stderr and exit 1, a malformed --url one line and
+exit 2. What they print shows control, bidi and invisible characters as escapes (riverbeam_local.display).
+`riverbeam chat` is dispatched from here too."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from typing import Any
 
 from ..display import visible, visible_json
 from ..stack_secret import find_secret
+from . import approver_commands
+from .approver_commands import add_approvals_command, add_group_option, answered_as_approver
 from .client import RECORD_PATHS, ApiClient, ApiError, ClientError, Json, response
 from .options import add_connection_options, url_problem
 from .subscription import Subscription
@@ -61,7 +63,14 @@ def invoke(api: ApiClient, args: argparse.Namespace) -> None:
 def resume(api: ApiClient, args: argparse.Namespace) -> None:
     action = api.get("action", args.approve or args.reject)
     envelope = response(action, approve=bool(args.approve), reason=args.reason)
+    if action.get("user_id") != api.user:  # an approver of another's session: no frames to follow
+        answered_as_approver(api, action, envelope, _print_json)
+        return
     asyncio.run(stream_run(api, action["session_id"], lambda: api.resume(action, [envelope])))
+
+
+def approvals(api: ApiClient, args: argparse.Namespace) -> None:
+    approver_commands.approvals(api, args, _print_json)
 
 
 def get(api: ApiClient, args: argparse.Namespace) -> None:
@@ -102,7 +111,10 @@ def _commands(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="wait for the run's frames until it is done (an ended run's at once)",
     )
-    for command in (run, answer, read, replay):
+    listed = add_approvals_command(found)
+    for command in (answer, read):
+        add_group_option(command)
+    for command in (run, answer, read, replay, listed):
         add_connection_options(command)
 
 
@@ -111,6 +123,7 @@ COMMANDS: dict[str, Callable[[ApiClient, argparse.Namespace], None]] = {
     "resume": resume,
     "get": get,
     "frames": frames,
+    "approvals": approvals,
 }
 
 
@@ -127,7 +140,8 @@ def main(argv: list[str]) -> int:
         print(f"riverbeam {args.command}: {problem}", file=sys.stderr)
         return 2
     try:
-        api = ApiClient(args.url, args.user, secret=find_secret(args.secret, url=args.url))
+        groups = tuple(getattr(args, "group", ()))
+        api = ApiClient(args.url, args.user, secret=find_secret(args.secret, url=args.url), groups=groups)
         COMMANDS[args.command](api, args)
     except ApiError as error:
         print(error.json(), file=sys.stderr)

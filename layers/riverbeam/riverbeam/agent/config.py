@@ -11,6 +11,10 @@ settings, tools and which tools need a person's approval.
         expires_after: 3600                                  # seconds a person has to answer (24 h)
         tool_settings:
           git_push: {editable: false, expires_after: 600}    # per tool: no edited args, 10 minutes
+          deploy:                                            # who may answer (default: the owner)
+            approvers: {users: [ana], groups: [ops]}
+            required: 2                                      # two distinct approvals
+            self_approval: false                             # never the person who asked (four eyes)
 
 A tool that asks for approval itself (`@tool(confirm_required=True)`, like git_push) always does: the
 file can add approvals, never take one away; likewise it can forbid editing a tool's args, never allow
@@ -29,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
+from beam_store.records import Approvals
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..tools import Tool, make_tool
@@ -75,9 +80,35 @@ class Window(_Strict):
 
 
 class ToolSettings(_Strict):
+class Approvers(_Strict):
+    users: list[str] = Field(default_factory=list)
+    groups: list[str] = Field(default_factory=list)
+
+
     editable: bool | None = None
     expires_after: float | None = Field(default=None, gt=0)
 
+    # who may answer the tool's actions (CONTRACT 11): by default the session's owner alone
+    approvers: Approvers | None = None
+    required: int = Field(default=1, ge=1)
+    self_approval: bool = True
+
+    @model_validator(mode="after")
+    def _reachable(self) -> Self:
+        self.approvals()  # refused here, naming the tool, where nobody could approve
+        return self
+
+    def approvals(self) -> Approvals | None:
+        """The tool's Approvals, where the file says more than the default (the session's owner alone)."""
+        named = self.approvers or Approvers()
+        if named == Approvers() and self.required == 1 and self.self_approval:
+            return None
+        return Approvals(
+            users=tuple(named.users),
+            groups=tuple(named.groups),
+            required=self.required,
+            self_approval=self.self_approval,
+        )
 
 class AgentSpec(_Strict):
     model_id: str | None = Field(default=None, min_length=1)
@@ -188,6 +219,7 @@ def build_model(spec: AgentSpec, *, offline: bool, client: Any = None) -> "ChatM
         client=client,
         system=spec.system,
         inference=spec.inference.model_dump(exclude_none=True),
+        approvals=settings.approvals() or made.approvals,
         window=ConversationWindow(spec.window.max_messages, spec.window.max_chars),
     )
 

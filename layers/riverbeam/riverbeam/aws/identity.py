@@ -89,10 +89,11 @@ class BodyCaller(NamedTuple):
 
 
 class QueryCaller(NamedTuple):
-    """A read over HTTP: the authorizer's claims; or the `user_id` query parameter."""
+    """A read over HTTP: the authorizer's claims; or the `user_id` (and `groups`) query parameters."""
 
     claims: dict[str, Any]
     user_id: str | None
+    groups: tuple[str, ...] = ()
 
     def verified(self, settings: Settings) -> AuthContext:
         return _claims_user(self.claims)
@@ -102,7 +103,10 @@ class QueryCaller(NamedTuple):
             raise BeamError(
                 "BEM-030", "the user_id query parameter is required (AuthMode none)", field="user_id"
             )
-        return AuthContext(user_id=self.user_id)
+        try:  # a malformed group is the request's fault (BEM-001 naming the field)
+            return AuthContext(user_id=self.user_id, groups=list(self.groups))
+        except ValidationError as error:
+            raise validation_refusal(error, prefix="groups") from None
 
 
 class ConnectCaller(NamedTuple):

@@ -3,17 +3,19 @@ with GET /openapi.json."""
 
 # no `from __future__ import annotations`: the pages' annotations are evaluated faster as objects
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from beam_store import Action, Interaction, Message, Run, Session
 from beam_store.records import ActionStatus, action_cursor
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..models import AuthContext
 from . import runtime
 from .identity import QueryCaller, caller
 from .router import Answer, Request, Router, answer, error_answers
 
 MAX_PAGE = 1000
+MAX_INBOX_PAGE = 100
 
 records_routes = Router()
 # the query parameters, as the router checks them and the OpenAPI document describes them
@@ -24,6 +26,14 @@ After = Annotated[int, Field(ge=-1, description="only what comes after this sequ
 Limit = Annotated[int, Field(ge=1, le=MAX_PAGE, description="at most this many")]
 ActionStatusQuery = Annotated[ActionStatus | None, Field(description="only the actions with this status")]
 Cursor = Annotated[str | None, Field(description="the `next_after` of the page before")]
+GroupsQuery = Annotated[
+    str | None,
+    Field(
+        description="the caller's groups, comma-separated, where the AuthMode is `none` (else the token's)"
+    ),
+]
+InboxLimit = Annotated[int, Field(ge=1, le=MAX_INBOX_PAGE, description="at most this many")]
+InboxCursor = Annotated[str | None, Field(description="the `next_cursor` of the page before")]
 
 
 class Page(BaseModel):
@@ -45,6 +55,13 @@ class ActionsPage(Page):
     next_after: str | None = None
 
 
+class ApprovalsPage(Page):
+    """The approver's inbox: pending actions of every session the caller may answer, newest first."""
+
+    actions: list[Action]
+    next_cursor: str | None = None
+
+
 class FramesPage(Page):
     run_id: str
     frames: list[dict[str, Any]]
@@ -53,6 +70,12 @@ class FramesPage(Page):
 
 def _reader(request: Request, user_id: str | None) -> str:
     return caller(runtime.settings(), QueryCaller(request.claims, user_id)).user_id
+
+
+def _approver(request: Request, user_id: str | None, groups: str | None) -> AuthContext:
+    """The caller with their groups: the token's (AuthMode jwt), else the `groups` query parameter."""
+    named = tuple(g for g in (groups or "").split(",") if g)
+    return caller(runtime.settings(), QueryCaller(request.claims, user_id, named))
 
 
 @records_routes.get(
@@ -68,10 +91,16 @@ def get_session(request: Request, session_id: str, user_id: UserQuery = None) ->
     responses=error_answers("BEM-001", "BEM-020", "BEM-030"),
 )
 def get_messages(
-    request: Request, session_id: str, after: After = 0, limit: Limit = MAX_PAGE, user_id: UserQuery = None
+    request: Request,
+    session_id: str,
+    after: After = 0,
+    limit: Limit = MAX_PAGE,
+    user_id: UserQuery = None,
+    groups: GroupsQuery = None,
 ) -> MessagesPage:
+    reader = _approver(request, user_id, groups)
     found = runtime.beam().read_messages(
-        session_id, user_id=_reader(request, user_id), after_seq=after, limit=limit
+        session_id, user_id=reader.user_id, groups=reader.groups, after_seq=after, limit=limit
     )
     more = len(found) == limit
     return MessagesPage(session_id=session_id, messages=found, next_after=found[-1].seq if more else None)
@@ -137,8 +166,34 @@ def get_frames(
     "`edited_args` and their hash) or that it expired (`status` `expired`), and the tool's `outcome`.",
     responses=error_answers("BEM-027", "BEM-030"),
 )
-def get_action(request: Request, action_id: str, user_id: UserQuery = None) -> Action:
-    return runtime.beam().read_action(action_id, user_id=_reader(request, user_id))
+def get_action(
+    request: Request, action_id: str, user_id: UserQuery = None, groups: GroupsQuery = None
+) -> Action:
+    reader = _approver(request, user_id, groups)
+    return runtime.beam().read_action(action_id, user_id=reader.user_id, groups=reader.groups)
+
+
+@records_routes.get(
+    "/approvals",
+    summary="The approver's inbox: the pending actions the caller may answer, across sessions, newest first",
+    description="An action is listed for the session's owner (unless its tool asks for four eyes) and for "
+    "each approver its tool names, by user id or by group. Each carries its `approvals` (users, groups, "
+    "`required`, `self_approval`) and the `votes` so far. `cursor` is the `next_cursor` of the page before.",
+    responses=error_answers("BEM-001", "BEM-030"),
+)
+def get_approvals(
+    request: Request,
+    status: Literal["pending"] = "pending",
+    cursor: InboxCursor = None,
+    limit: InboxLimit = 50,
+    user_id: UserQuery = None,
+    groups: GroupsQuery = None,
+) -> ApprovalsPage:
+    reader = _approver(request, user_id, groups)
+    page = runtime.beam().list_approvals(
+        user_id=reader.user_id, groups=reader.groups, status=status, cursor=cursor, limit=limit
+    )
+    return ApprovalsPage(actions=page.actions, next_cursor=page.cursor)
 
 
 @records_routes.get("/openapi.json", documented=False)

@@ -12,7 +12,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import BaseModel, ValidationError
 
 from ..errors import BeamError
-from ..models import AgentResult, AuthContext, InvokeRequest, RunJob
+from ..models import AgentResult, AuthContext, InvokeRequest, RunJob, VoteAck
 from ..pipeline import intake
 from ..telemetry import carriers
 from . import refusals, runtime
@@ -74,8 +74,11 @@ def invoke(raw_body: Any, caller_of: CallerOf, *, force_stream: bool = False) ->
 
 
 def resume(raw_body: Any, caller_of: CallerOf) -> tuple[int, BaseModel]:
-    """Resume always streams: the actions are resolved here, atomically; the agent runs in the worker."""
+    """Resume always streams: the actions are resolved here, atomically; the agent runs in the worker.
+    Answers that only add votes to actions that need several approvals run nothing (a VoteAck, 202)."""
     job = runtime.beam().accept_resume(_with_caller(raw_body, caller_of), hand_off=enqueue)
+    if isinstance(job, VoteAck):  # votes added, no quorum yet: nothing runs
+        return 202, job
     return _accepted(job, "Resume")
 
 

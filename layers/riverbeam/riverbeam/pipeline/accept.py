@@ -11,9 +11,9 @@ from beam_store import Action, ActionConflict, Message, Session, StepWrite, new_
 
 from ..agent.registry import AgentRunner
 from ..errors import BeamError
-from ..models import InvokeRequest, ResumeHead, ResumeRequest, RunJob
+from ..models import InvokeRequest, ResumeHead, ResumeRequest, RunJob, VoteAck
 from . import approval_events as events
-from . import checks, expiry, intake, retries, writes
+from . import checks, expiry, intake, retries, voting, writes
 from .frames import started_frame
 from .history import read as read_conversation
 from .setup import Setup
@@ -92,6 +92,8 @@ class _Resuming(NamedTuple):
     runner: AgentRunner
     session: Session
     history: list[Message]
+    # the caller answers as one of the actions' approvers, not as the session's owner (voting.py)
+    approver: bool
 
 
 def _checked_resume(
@@ -108,9 +110,14 @@ def _checked_resume(
     runner = setup.runner(head.agent_name)
     session_id = str(head.session_id)
     found, history = _read(setup, (session_id, str(head.interaction_id)), runner, with_history)
-    session = checks.require_owner(found, session_id, head.auth_context.user_id)
-    checks.require_uuid_action_ids(body)
-    return _Resuming(intake.parse_request(ResumeRequest, body), runner, session, history)
+    session, approver = voting.owner_or_approver(found, session_id, head.auth_context.user_id)
+    try:
+        checks.require_uuid_action_ids(body)
+    except BeamError:
+        if approver:  # tell another's session nothing of its own
+            raise BeamError("BEM-031", field="session_id") from None
+        raise
+    return _Resuming(intake.parse_request(ResumeRequest, body), runner, session, history, approver)
 
 
 def edit_rules(runner: AgentRunner) -> checks.EditRules:
@@ -124,21 +131,28 @@ def edit_rules(runner: AgentRunner) -> checks.EditRules:
 
 def open_resume(
     setup: Setup, request: ResumeRequest | dict[str, Any] | str, *, with_history: bool = False
-) -> Step | RunJob:
+) -> Step | RunJob | VoteAck:
     """Every resume check, then the resolution of every action answered, with its messages, in the one
     conditional write that opens the step: of concurrent resumes of an action, exactly one wins. The
     write also keeps the run's `run_started` frame (a resume always streams, and runs its approved tools
     right after it: stored here, it needs no write of its own before them). A resume sent again (its
     request_ids answered these actions before: retries.py) opens nothing: the first one's job is
-    returned, whether it is seen before the write or by the write it lost to the first."""
-    try:
-        return _resolving_step(setup, request, with_history)
-    except retries.Replayed as replayed:
-        return replayed.job
+    returned, whether it is seen before the write or by the write it lost to the first. Answers that
+    only add votes open nothing either (VoteAck); a vote written meanwhile has the resume decided again."""
+    for _ in range(voting.MAX_RECOUNTS):
+        try:
+            return _resolving_step(setup, request, with_history)
+        except retries.Replayed as replayed:
+            return replayed.job
+        except voting.VotesMoved:
+            continue
+    raise BeamError("BEM-503", "the action's votes kept changing; try again")
 
 
-def _resolving_step(setup: Setup, request: ResumeRequest | dict[str, Any] | str, with_history: bool) -> Step:
-    req, runner, session, history = _checked_resume(setup, request, with_history)
+def _resolving_step(
+    setup: Setup, request: ResumeRequest | dict[str, Any] | str, with_history: bool
+) -> Step | VoteAck:
+    req, runner, session, history, approver = _checked_resume(setup, request, with_history)
     responses = checks.responses_by_action(req)
     session_id, interaction_id, user = str(req.session_id), str(req.interaction_id), req.auth_context.user_id
     # the interaction's actions in one Query: the ones answered (a GetItem for any not among them: another
@@ -147,19 +161,30 @@ def _resolving_step(setup: Setup, request: ResumeRequest | dict[str, Any] | str,
     listed = setup.store.list_actions(interaction_id)
     known = {a.action_id: a for a in listed}
     found = {action_id: known.get(action_id) or setup.store.get_action(action_id) for action_id in responses}
+    if approver:
+        voting.require_approver(found, req, req.auth_context.groups)
     ids, now, sha256 = (interaction_id, session_id, user), setup.now(), retries.request_sha256(req)
     retries.resumed_before(req, found, responses, sha256, setup.clock())
     refused = checks.first_refusal(found, responses, req, edit_rules(runner), now)
+    refused = refused or voting.vote_refusal(found, responses, user)
     if refused is not None:
         raise expiry.settle_refusal(setup, found, refused, now, ids)
     interaction = interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
     run = new_run(interaction, req.agent_name, now)
-    resolved = checks.resolve(found, responses, run.run_id, user, now, sha256)
+    counted = voting.counted(
+        checks.resolve(found, responses, run.run_id, user, now, sha256), found, user, now
+    )
+    resolved = [a for a in counted if a.status != "pending"]  # the rest only got a vote
+    if not resolved:
+        return voting.record_votes(setup, counted, req, now)
     told, drafts = expiry.untold(setup, (interaction_id, session_id, run.run_id), now, listed)
     drafts += [writes.input_message(run, req.content, now)] if req.content else []
     drafts += [d for action in resolved for d in checks.resolution_messages(action, run.run_id, now)]
 
     def lost(conflict: ActionConflict) -> BeamError:
+        moved = voting.moved_or_refused(conflict, now)
+        if isinstance(moved, voting.VotesMoved):
+            raise moved
         if conflict.action_id in responses:  # resolved meanwhile, by the first where this is a retry
             answered = {conflict.action_id: responses[conflict.action_id]}
             current = {conflict.action_id: conflict.current}
@@ -175,7 +200,7 @@ def _resolving_step(setup: Setup, request: ResumeRequest | dict[str, Any] | str,
         run=run,
         run_op="create",
         messages=drafts,
-        resolve_actions=resolved,
+        resolve_actions=counted,
         tell_expired=told,
         frames=[started_frame(run, "resume")],
         frames_expire_at=setup.frames_expire_at(),

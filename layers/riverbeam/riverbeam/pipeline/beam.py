@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import BeamError
-from ..models import AgentResult, AuthContext, InvokeRequest, ResumeRequest, RunJob, StreamAck
+from ..models import AgentResult, AuthContext, InvokeRequest, ResumeRequest, RunJob, StreamAck, VoteAck
 
 # accept, execute and jobs (with the checks, the writes and the frames they import) are imported by the
 # methods that run them: a read, a WebSocket connect or the sweep never loads them. The functions that run
@@ -43,6 +43,8 @@ from .setup import (
 
 if TYPE_CHECKING:
     from beam_store import Action, BeamStore, Interaction, Message, Run, Session
+    from beam_store.approvers import ApprovalPage
+    from beam_store.records import Approvals
 
     from ..agent.registry import AgentRunner
     from ..policy import Policy
@@ -122,16 +124,19 @@ class RiverBeam:
         *,
         action_ttl_seconds: float | None = None,
         policy: Policy | None = None,
+        approvals: Mapping[str, Approvals] | None = None,
     ) -> None:
         """`action_ttl_seconds`: how long a person has to answer the agent's actions (24 h by default; a
         tool's own `expires_after` wins); `policy`: the agent's approval policy (riverbeam.Policy), which
-        decides each tool call allow, ask or deny (without one, a tool that needs approval asks)."""
+        decides each tool call allow, ask or deny (without one, a tool that needs approval asks);
+        `approvals`: who may answer each tool's actions, by tool name (riverbeam.Approvals)."""
         if not callable(getattr(runner, "run", None)):
             raise TypeError("a runner needs a run(input, emit) method")
         self._setup.agents[name] = runner
         self._setup.policies.pop(name, None)
         if policy is not None:
             self._setup.policies[name] = policy
+        self._setup.approvals[name] = dict(approvals or {})
         if action_ttl_seconds is not None:
             self._setup.action_ttls[name] = action_ttl_seconds
 
@@ -175,14 +180,15 @@ class RiverBeam:
     @_hide_internal_errors
     def resume(
         self, request: ResumeRequest | dict[str, Any] | str, *, on_frame: FrameSink | None = None
-    ) -> StreamAck:
+    ) -> StreamAck | VoteAck:
         """Resolve the actions atomically, then run the agent on the responses; frames go to `on_frame`.
-        Sent again with the same request_ids, it gets the first StreamAck and runs nothing."""
+        Sent again with the same request_ids, it gets the first StreamAck and runs nothing. Answers that
+        only add votes (an action's quorum not reached) run nothing: a VoteAck says what each has."""
         from . import accept, execute
 
         step = accept.open_resume(self._setup, request, with_history=True)
-        if isinstance(step, RunJob):  # answered before
-            return step.ack()
+        if isinstance(step, RunJob | VoteAck):  # answered before; only votes added (no run)
+            return step if isinstance(step, VoteAck) else step.ack()
         execute.run_step(self._setup, step, on_frame, record_frames=True)
         return step.job().ack()
 
@@ -221,13 +227,13 @@ class RiverBeam:
     @_hide_internal_errors
     def accept_resume(
         self, request: ResumeRequest | dict[str, Any] | str, *, hand_off: HandOff | None = None
-    ) -> RunJob:
+    ) -> RunJob | VoteAck:
         """Every check and the atomic resolution of a resume; `run_job` runs the agent later, in a worker.
         `hand_off(job)` passes a new job on; a resume sent again gets the first job, not handed off."""
         from . import accept
 
         step = accept.open_resume(self._setup, request)
-        if isinstance(step, RunJob):  # answered before
+        if isinstance(step, RunJob | VoteAck):  # answered before; only votes added (no run)
             return step
         job = step.job()
         if hand_off is not None:
@@ -299,9 +305,15 @@ class RiverBeam:
 
     @_hide_internal_errors
     def read_messages(
-        self, session_id: str, *, user_id: str, after_seq: int = 0, limit: int | None = None
+        self,
+        session_id: str,
+        *,
+        user_id: str,
+        after_seq: int = 0,
+        limit: int | None = None,
+        groups: Sequence[str] = (),
     ) -> list[Message]:
-        return reads.messages(self._setup, session_id, user_id, after_seq, limit)
+        return reads.messages(self._setup, session_id, user_id, after_seq, limit, groups)
 
     @_hide_internal_errors
     def read_interaction(self, interaction_id: str, *, user_id: str) -> Interaction:
@@ -319,8 +331,24 @@ class RiverBeam:
         return reads.frames(self._setup, run_id, user_id, after_seq, limit)
 
     @_hide_internal_errors
-    def read_action(self, action_id: str, *, user_id: str) -> Action:
-        return reads.action(self._setup, action_id, user_id)
+    def read_action(self, action_id: str, *, user_id: str, groups: Sequence[str] = ()) -> Action:
+        return reads.action(self._setup, action_id, user_id, groups)
+
+    @_hide_internal_errors
+    def list_approvals(
+        self,
+        *,
+        user_id: str,
+        groups: Sequence[str] = (),
+        status: str = "pending",
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> ApprovalPage:
+        """The pending actions the caller may answer across sessions, newest first (CONTRACT 11), after
+        `cursor` (the last page's), `limit` at a time (1..100, 50 by default)."""
+        from . import inbox
+
+        return inbox.approvals(self._setup, user_id, groups, status, cursor, limit)
 
     @_hide_internal_errors
     def read_actions(

@@ -22,6 +22,7 @@ from .checks import is_uuid
 from .frames import FrameEmitter, FrameRecorder, FrameSink, closing_frames
 from .setup import Setup
 from .step import Step
+from .voting import tool_approvals
 
 logger = logging.getLogger(__name__)
 # codes a failed non-streamed invoke raises as they are (the model's own failures among them: their
@@ -256,6 +257,7 @@ def _run_step(setup: Setup, step: Step, on_frame: FrameSink | None, *, record_fr
     # an action asked again that an expiry took after it was read loses the open write: read again, and
     # closed once more without it (the frames are numbered alike: they were not sent)
     _, gone = _asked_again(setup, step, result) if waiting else ({}, set())
+        request.approvals = tool_approvals(setup, step.run.agent_name, step.runner, request.tool)
     if gone:
         result = _without(result, gone, log)
         try:

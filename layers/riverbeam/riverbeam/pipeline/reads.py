@@ -1,15 +1,17 @@
-"""The reads, for the session's owner only: anyone else, a missing record or an id that is no UUID get
-the record kind's 404 (CONTRACT 3.8), never a hint that the record exists."""
+"""The reads, for the session's owner (and an approver: inbox.py): anyone else, a missing record or an
+id that is no UUID get the record kind's 404 (CONTRACT 3.8), never a hint that the record exists."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, get_args
 
 from beam_store import Action, Interaction, Message, Run, Session
 from beam_store.records import ActionStatus
 
 from ..errors import BeamError
+from .inbox import readable_action, readable_session
 from .intake import invalid, normal_uuid
 from .setup import Setup
 
@@ -29,8 +31,11 @@ def session(setup: Setup, session_id: str, user_id: str) -> Session:
     return owned_session(setup, session_id, user_id, "BEM-020", f"session {session_id}")
 
 
-def messages(setup: Setup, session_id: str, user_id: str, after_seq: int, limit: int | None) -> list[Message]:
-    found = session(setup, session_id, user_id)
+def messages(
+    setup: Setup, session_id: str, user_id: str, after_seq: int, limit: int | None, groups: Sequence[str] = ()
+) -> list[Message]:
+    """The owner's, or an approver's of one of its actions (inbox.py)."""
+    found = readable_session(setup, session_id, user_id, groups)
     return setup.store.list_messages(found.session_id, after_seq=after_seq, limit=limit)
 
 
@@ -58,9 +63,10 @@ def frames(
     return setup.store.list_frames(found.run_id, after_seq=after_seq, limit=limit)
 
 
-def action(setup: Setup, action_id: str, user_id: str) -> Action:
+def action(setup: Setup, action_id: str, user_id: str, groups: Sequence[str] = ()) -> Action:
+    """The owner's, or an approver's (inbox.py)."""
     found = setup.store.get_action(normal) if (normal := normal_uuid(action_id)) else None
-    if found is None or found.user_id != user_id:
+    if found is None or not readable_action(found, user_id, groups):
         raise BeamError("BEM-027", f"action {action_id} not found")
     return found
 

@@ -12,6 +12,7 @@ from ..errors import BeamError
 
 if TYPE_CHECKING:  # annotations only: a read imports neither the agents nor the approval events
     from beam_store import BeamStore
+    from beam_store.records import Approvals
 
     from ..agent.registry import AgentRunner
     from ..policy import Policy
@@ -64,6 +65,8 @@ class Setup:
         self.action_ttls: dict[str, float] = {}
         # each agent's approval policy, where it has one (CONTRACT 10)
         self.policies: dict[str, Policy] = {}
+        # who may answer each agent's tools' actions, where register_agent names them (CONTRACT 11)
+        self.approvals: dict[str, dict[str, Approvals]] = {}
         # agents registered on first use (RiverBeam.register_agents_on_first_use), in the order given
         self.loaders: list[Callable[[], None]] = []
         # where approval events go (events.py), after the writes they tell of; None: nowhere

@@ -171,6 +171,7 @@ def _asked(step: Step, result: AgentResult, now: str) -> list[Action]:
         Action(
             action_id=request.action_id or new_id(),
             session_id=run.session_id,
+            approvals=request.approvals,
             interaction_id=run.interaction_id,
             run_id=run.run_id,
             user_id=step.session.user_id,

@@ -6,12 +6,15 @@ import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, get_type_hints, overload
+from typing import TYPE_CHECKING, Any, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic_core import to_jsonable_python
 
 from ..errors import BeamError, ToolError
+
+if TYPE_CHECKING:
+    from beam_store.records import Approvals
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,8 @@ class Tool:
     editable: bool = True
     # seconds a person has to answer a call of it (None: the agent's time)
     expires_after: float | None = None
+    # who may answer a call of it, where not the session's owner alone (agents.yaml's tool_settings)
+    approvals: Approvals | None = None
 
     @functools.cached_property
     def args_model(self) -> type[BaseModel]:
