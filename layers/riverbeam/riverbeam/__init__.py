@@ -34,8 +34,8 @@ if TYPE_CHECKING:
         TextDeltaFrame,
         ToolCallFrame,
         ToolResultFrame,
-    )
         VoteAck,
+    )
     from .pipeline import RiverBeam
     from .pipeline.approval_events import ApprovalEvent, EventLog
     from .policy.cedar import Policy
@@ -75,9 +75,9 @@ _HOMES = {
         "TextDeltaFrame",
         "ToolCallFrame",
         "ToolResultFrame",
+        "VoteAck",
     ),
     ".pipeline": ("RiverBeam",),
-        "VoteAck",
     ".pipeline.approval_events": ("ApprovalEvent", "EventLog"),
     # cedarpy is imported by the first use of Policy only: an agent with a policy
     ".policy.cedar": ("Policy",),
@@ -112,9 +112,9 @@ __all__ = [
     "AgentResult",
     "AgentRunner",
     "ApprovalEvent",
+    "Approvals",
     "AuthContext",
     "AuthorOfflineModel",
-    "Approvals",
     "BeamError",
     "BedrockConverseModel",
     "ChatModel",
@@ -144,9 +144,9 @@ __all__ = [
     "ToolCallFrame",
     "ToolError",
     "ToolResultFrame",
+    "VoteAck",
     "agent_id_for",
     "git_push_tool",
-    "VoteAck",
     "prepare_workspace",
     "tool",
 ]

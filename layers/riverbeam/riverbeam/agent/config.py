@@ -79,15 +79,14 @@ class Window(_Strict):
     max_chars: int = Field(default=400_000, ge=1000)
 
 
-class ToolSettings(_Strict):
 class Approvers(_Strict):
     users: list[str] = Field(default_factory=list)
     groups: list[str] = Field(default_factory=list)
 
 
+class ToolSettings(_Strict):
     editable: bool | None = None
     expires_after: float | None = Field(default=None, gt=0)
-
     # who may answer the tool's actions (CONTRACT 11): by default the session's owner alone
     approvers: Approvers | None = None
     required: int = Field(default=1, ge=1)
@@ -109,6 +108,7 @@ class Approvers(_Strict):
             required=self.required,
             self_approval=self.self_approval,
         )
+
 
 class AgentSpec(_Strict):
     model_id: str | None = Field(default=None, min_length=1)
@@ -204,6 +204,7 @@ def _configured(made: Tool, spec: AgentSpec, listed_as: str) -> Tool:
         confirm_required=made.confirm_required or made.name in spec.approval or listed_as in spec.approval,
         editable=made.editable and settings.editable is not False,
         expires_after=expires_after,
+        approvals=settings.approvals() or made.approvals,
     )
 
 
@@ -219,7 +220,6 @@ def build_model(spec: AgentSpec, *, offline: bool, client: Any = None) -> "ChatM
         client=client,
         system=spec.system,
         inference=spec.inference.model_dump(exclude_none=True),
-        approvals=settings.approvals() or made.approvals,
         window=ConversationWindow(spec.window.max_messages, spec.window.max_chars),
     )
 

@@ -250,6 +250,7 @@ def _run_step(setup: Setup, step: Step, on_frame: FrameSink | None, *, record_fr
         request.expires_at = (
             stored.expires_at if stored else setup.expires_at(step.run.agent_name, request.expires_after)
         )
+        request.approvals = tool_approvals(setup, step.run.agent_name, step.runner, request.tool)
     try:
         return _close(setup, step, result, failure, emitter, recorder, set(waiting))
     except Exception as error:
@@ -257,7 +258,6 @@ def _run_step(setup: Setup, step: Step, on_frame: FrameSink | None, *, record_fr
     # an action asked again that an expiry took after it was read loses the open write: read again, and
     # closed once more without it (the frames are numbered alike: they were not sent)
     _, gone = _asked_again(setup, step, result) if waiting else ({}, set())
-        request.approvals = tool_approvals(setup, step.run.agent_name, step.runner, request.tool)
     if gone:
         result = _without(result, gone, log)
         try:

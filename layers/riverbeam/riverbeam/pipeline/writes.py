@@ -171,7 +171,6 @@ def _asked(step: Step, result: AgentResult, now: str) -> list[Action]:
         Action(
             action_id=request.action_id or new_id(),
             session_id=run.session_id,
-            approvals=request.approvals,
             interaction_id=run.interaction_id,
             run_id=run.run_id,
             user_id=step.session.user_id,
@@ -182,6 +181,7 @@ def _asked(step: Step, result: AgentResult, now: str) -> list[Action]:
             args_sha256=args_sha256(request.args),
             status="pending",
             expires_at=request.expires_at,
+            approvals=request.approvals,
             traceparent=traceparent,
             created_at=now,
             updated_at=now,
