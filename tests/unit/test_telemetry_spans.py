@@ -190,3 +190,14 @@ def test_a_queue_message_carries_the_requests_context_to_the_run(recorded: Recor
     assert run.parent.span_id == request.context.span_id
     assert carriers.from_sqs_record({}) == {} and carriers.from_sqs_record({"messageAttributes": None}) == {}
     assert trace_context.context_from({"traceparent": "garbage"}) is None
+
+
+def test_without_a_tracer_provider_no_span_is_made_and_nothing_is_carried() -> None:
+    assert not spans.traced()
+    with (
+        spans.agent_span(**RUN) as run,
+        spans.tool_span(tool="t", call_id="c", args={}, decision="allow") as tool,
+    ):
+        assert run is tool is trace.INVALID_SPAN
+        spans.tool_outcome(tool, status="error", code="BEM-330")  # a no-op, no error
+        assert trace_context.current_traceparent() is None and carriers.outgoing() == {}

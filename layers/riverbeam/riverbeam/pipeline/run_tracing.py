@@ -5,8 +5,7 @@ answered, how and when): no span stays open while a person decides."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 from beam_store import Action
 from opentelemetry.trace import Link, Span
@@ -34,11 +33,10 @@ def _link(action: Action) -> Link | None:
     return trace_context.link_to(action.traceparent, told)
 
 
-@contextmanager
-def traced_run(step: Step) -> Iterator[Span]:
+def traced_run(step: Step) -> AbstractContextManager[Span]:
     """The run's span, current for the block and ended with it (an error raised through it recorded)."""
     links = [link for action in step.resolved if (link := _link(action)) is not None]
-    with spans.agent_span(
+    return spans.agent_span(
         agent_name=step.run.agent_name,
         agent_id=step.run.agent_id,
         session_id=step.session.session_id,
@@ -46,8 +44,7 @@ def traced_run(step: Step) -> Iterator[Span]:
         run_id=step.run.run_id,
         kind=step.kind,
         links=links,
-    ) as span:
-        yield span
+    )
 
 
 def told(span: Span, step: Step, final: AgentResult) -> None:

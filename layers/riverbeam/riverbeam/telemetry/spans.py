@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from opentelemetry.context import Context
 
 INSTRUMENTATION = "riverbeam"
+# what a span helper gives where no tracer provider is set: no span is made, no context is changed
+UNTRACED: AbstractContextManager[Span] = nullcontext(trace.INVALID_SPAN)
 
 
 @functools.cache
@@ -32,12 +34,29 @@ def tracer() -> trace.Tracer:
     return trace.get_tracer(INSTRUMENTATION)
 
 
+def traced() -> bool:
+    """Whether a tracer provider is set (an SDK's, ADOT's). Without one the API's spans are no-ops that
+    still cost a few context switches each: the helpers skip them (bench/tracing.py)."""
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+
+
+def _current(
+    name: str,
+    kind: SpanKind,
+    attributes: Mapping[str, Any],
+    links: Sequence[Link] = (),
+    parent: Context | None = None,
+) -> AbstractContextManager[Span]:
+    """A span started now, current in the block, ended by it (an exception raised through it recorded)."""
+    span = tracer().start_span(name, context=parent, kind=kind, attributes=attributes, links=links)
+    return trace.use_span(span, end_on_exit=True, record_exception=True, set_status_on_exception=True)
+
+
 def _present(values: Mapping[str, Any]) -> dict[str, Any]:
     """The attributes that have a value (OpenTelemetry refuses None)."""
     return {key: value for key, value in values.items() if value is not None}
 
 
-@contextmanager
 def agent_span(
     *,
     agent_name: str,
@@ -48,10 +67,12 @@ def agent_span(
     agent_id: str | None = None,
     links: Sequence[Link] = (),
     parent: Context | None = None,
-) -> Iterator[Span]:
+) -> AbstractContextManager[Span]:
     """`invoke_agent <agent>`: one run, as the current span of the block. `links` point at the runs that
     asked for the actions this one resumes; `parent` is a context carried by a queue message, where the
     run continues a request's trace."""
+    if not traced():
+        return UNTRACED
     attributes = _present(
         {
             attr.OPERATION: attr.INVOKE_AGENT,
@@ -63,28 +84,17 @@ def agent_span(
             attr.RUN_KIND: kind,
         }
     )
-    with tracer().start_as_current_span(
-        f"{attr.INVOKE_AGENT} {agent_name}",
-        context=parent,
-        kind=SpanKind.INTERNAL,
-        attributes=attributes,
-        links=list(links),
-    ) as span:
-        yield span
+    return _current(f"{attr.INVOKE_AGENT} {agent_name}", SpanKind.INTERNAL, attributes, links, parent)
 
 
-@contextmanager
-def chat_span(*, model: str, provider: str) -> Iterator[Span]:
+def chat_span(*, model: str, provider: str) -> AbstractContextManager[Span]:
     """`chat <model>`: one model call (a turn), as the current span of the block."""
-    with tracer().start_as_current_span(
-        f"{attr.CHAT} {model}",
-        kind=SpanKind.CLIENT,
-        attributes={attr.OPERATION: attr.CHAT, attr.REQUEST_MODEL: model, attr.PROVIDER: provider},
-    ) as span:
-        yield span
+    if not traced():
+        return UNTRACED
+    attributes = {attr.OPERATION: attr.CHAT, attr.REQUEST_MODEL: model, attr.PROVIDER: provider}
+    return _current(f"{attr.CHAT} {model}", SpanKind.CLIENT, attributes)
 
 
-@contextmanager
 def tool_span(
     *,
     tool: str,
@@ -94,10 +104,12 @@ def tool_span(
     action_id: str | None = None,
     args_sha256: str | None = None,
     decided_by: str | None = None,
-) -> Iterator[Span]:
+) -> AbstractContextManager[Span]:
     """`execute_tool <tool>`: one tool call, as the current span of the block. `decision` is how it came
     to run (`allow`: nobody was asked; `ask`: a person approved it, `decided_by`); the args go on the span
     only where RIVERBEAM_CAPTURE_ARGS is `true`."""
+    if not traced():
+        return UNTRACED
     attributes = _present(
         {
             attr.OPERATION: attr.EXECUTE_TOOL,
@@ -111,10 +123,7 @@ def tool_span(
             attr.TOOL_CALL_ARGUMENTS: captured(args) if attr.capture_args() else None,
         }
     )
-    with tracer().start_as_current_span(
-        f"{attr.EXECUTE_TOOL} {tool}", kind=SpanKind.INTERNAL, attributes=attributes
-    ) as span:
-        yield span
+    return _current(f"{attr.EXECUTE_TOOL} {tool}", SpanKind.INTERNAL, attributes)
 
 
 def captured(value: Any) -> str:
