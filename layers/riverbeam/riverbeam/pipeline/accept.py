@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Literal, NamedTuple
 
-from beam_store import Action, ActionConflict, Message, Session, StepWrite, new_id, utc_now
+from beam_store import Action, ActionConflict, Message, Session, StepWrite, new_id
 
 from ..agent.registry import AgentRunner
 from ..errors import BeamError
@@ -55,7 +55,7 @@ def open_invoke(
     # a window without a person's message is dropped: this invoke's input starts the conversation
     session, history = _read(setup, (session_id, interaction_id), runner, with_history, whole_if_cut=False)
     checks.refuse_other_owner(session, user.user_id)
-    now = utc_now()
+    now = setup.now()
     session_op: Literal["create", "update"] = "update" if session is not None else "create"
     if session is None:
         session = new_session(session_id, user, now)

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import logging
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
-from beam_store import Action, Run, RunClaimed, RunNotRunning, new_id, utc_now
+from beam_store import Action, Run, RunClaimed, RunNotRunning, new_id
 
 from ..errors import BeamError
 from ..models import AgentResult, InvokeRequest, RunJob
 from . import accept, execute, intake, writes
 from .frames import FrameEmitter, FrameSink, closing_frames
 from .history import read as read_conversation
-from .setup import Setup
+from .setup import Setup, iso
 from .step import Step, interaction_ref
 
 logger = logging.getLogger(__name__)
@@ -84,8 +84,8 @@ def _claimed_step(setup: Setup, job: RunJob, run: Run) -> Step:
 
 
 def _claim(setup: Setup, job: RunJob, worker_id: str | None, lease_seconds: int) -> Run:
-    lease = (datetime.now(UTC) + timedelta(seconds=lease_seconds)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return setup.store.claim_run(job.run_id, worker_id or new_id(), lease, utc_now())
+    lease = iso(setup.clock() + timedelta(seconds=lease_seconds))
+    return setup.store.claim_run(job.run_id, worker_id or new_id(), lease, setup.now())
 
 
 def run_job(
@@ -98,7 +98,7 @@ def run_job(
         logger.info("job of an ended run dropped", extra={"run_id": job.run_id})
         return None
     except RunClaimed as claimed:
-        if (claimed.current.lease_expires_at or "") > utc_now():
+        if (claimed.current.lease_expires_at or "") > setup.now():
             raise BeamError("BEM-042", f"run {job.run_id} is being run by another worker") from None
         lost = BeamError("BEM-504", "the worker running this step stopped before it ended")
         close_failed_job(setup, job, claimed.current, lost, tools_may_have_run=True, on_frame=on_frame)
@@ -133,7 +133,7 @@ def close_failed_job(
     """Close `failed` a run that cannot go on. Where its worker died, the tools it may have run get an
     unknown outcome: they are never run again. Its subscribers get `error` and `done`, numbered after
     the frames it kept."""
-    now = utc_now()
+    now = setup.now()
     kept = setup.store.list_frames(run.run_id)
     sinks = [on_frame] if on_frame is not None else []
     emitter = FrameEmitter(run, sinks, first_seq=kept[-1]["frame_seq"] + 1 if kept else 0)

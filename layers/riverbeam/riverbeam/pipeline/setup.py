@@ -99,5 +99,5 @@ class Setup:
         return iso(self.clock() + timedelta(seconds=seconds))
 
     def frames_expire_at(self) -> int:
-        """When the frames a step keeps now expire (epoch seconds)."""
+        """When the frames a step keeps now expire (epoch seconds): DynamoDB's TTL, by the wall clock."""
         return int(time.time()) + self.frame_ttl_seconds

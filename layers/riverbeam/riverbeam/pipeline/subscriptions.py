@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from beam_store import Connection, utc_now
+from beam_store import Connection
 
 from ..errors import BeamError
 from ..models import AuthContext
@@ -19,7 +19,7 @@ CONNECTION_TTL_SECONDS = 2 * 3600 + 600
 def subscribe(setup: Setup, connection_id: str, session_id: str, user: AuthContext) -> None:
     """Reserve the session for `user` unless it exists, refuse anyone but its owner (BEM-031), then
     subscribe the connection to its frames."""
-    now = utc_now()
+    now = setup.now()
     owner = setup.store.reserve_session(new_session(session_id, user, now))
     if owner.user_id != user.user_id:
         raise BeamError("BEM-031", "the session belongs to another user", field="session_id")
@@ -29,6 +29,7 @@ def subscribe(setup: Setup, connection_id: str, session_id: str, user: AuthConte
             session_id=session_id,
             user_id=user.user_id,
             connected_at=now,
+            # DynamoDB's TTL, which goes by the wall clock
             expires_at=int(time.time()) + CONNECTION_TTL_SECONDS,
         )
     )
