@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio.to_thread
 from anyio import CapacityLimiter
+from riverbeam.errors import BeamError
 from starlette.applications import Starlette
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
@@ -97,11 +98,10 @@ class Api:
             request_id = event["requestContext"]["requestId"]
             try:
                 answer = events.http_answer(await self.call(function, event))
-            except Exception:
+            except Exception:  # the function itself crashed: BEM-500, as its own edge would answer
                 log.exception("%s failed on %s", function.name, route_key)
-                answer = events.HttpAnswer(
-                    500, [("content-type", "application/json")], b'{"message":"Internal Server Error"}'
-                )
+                body = BeamError("BEM-500").to_response(request_id).model_dump_json().encode()
+                answer = events.HttpAnswer(500, [("content-type", "application/json")], body)
             response = Response(answer.body, status_code=answer.status)
             response.raw_headers += [
                 (k.encode("latin-1"), v.encode("latin-1")) for k, v in answer.headers if k != "content-length"

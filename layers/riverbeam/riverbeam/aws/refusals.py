@@ -1,6 +1,7 @@
 """The one place a refusal becomes the contract's error JSON (CONTRACT 5), for HTTP and WebSocket alike:
 `{"error": {"code", "message", "request_id"}}` with the code's status; anything that is not a refusal is
-BEM-500, its details kept in the log, never in the answer."""
+BEM-500, its details kept in the log, never in the answer. The pipeline raises unknown errors as they are:
+this is where the edges (the routes, the WebSocket handlers, the worker) make them BEM-500."""
 
 from __future__ import annotations
 

@@ -64,10 +64,10 @@ def connect(event: dict[str, Any]) -> dict[str, Any]:
         session_id = _session_id(query)
         user = caller(runtime.settings(), ConnectCaller(query))
         runtime.beam().subscribe(context.connection_id, session_id, user)
-    except BeamError as error:
-        return refusal(error, request_id)
     except ValidationError:
         return refusal(BeamError("BEM-001", "not a WebSocket $connect event"), request_id)
+    except Exception as error:  # a refusal, or an unknown error (BEM-500)
+        return refusal(error, request_id)
     runtime.logger.append_keys(session_id=session_id, connection_id=context.connection_id)
     runtime.logger.info("subscribed")
     runtime.metrics.add_metric(name="Connected", unit=MetricUnit.Count, value=1)

@@ -12,7 +12,7 @@ from ..errors import BeamError
 from ..models import RunJob
 from ..pipeline import RiverBeam, intake
 from ..telemetry import carriers
-from . import runtime
+from . import refusals, runtime
 from .push import WebSocketPusher
 
 # a worker's lease on its run lasts as long as its Lambda can still run, plus this margin
@@ -64,13 +64,15 @@ def handle_record(record: SQSRecord, context: LambdaContext | None, pusher: WebS
                 lease_seconds=int(remaining) + LEASE_MARGIN_SECONDS,
                 on_frame=pusher,
             )
-    except BeamError as error:
-        # reported as a batch item failure: delivered again, and after the queue's maxReceiveCount, the DLQ
+    except Exception as error:
+        # reported as a batch item failure: delivered again, and after the queue's maxReceiveCount, the DLQ;
+        # an unknown error is BEM-500, its traceback logged
+        failure = refusals.as_refusal(error)
         runtime.logger.warning(
-            "queue message failed", extra={"code": error.code, "error_message": error.message}
+            "queue message failed", extra={"code": failure.code, "error_message": failure.message}
         )
         runtime.metrics.add_metric(name="MessagesFailed", unit=MetricUnit.Count, value=1)
-        raise
+        raise failure from None
     runtime.metrics.add_metric(name="JobsRun", unit=MetricUnit.Count, value=1)
     if result is not None:
         runtime.record_usage(result.usage)

@@ -17,17 +17,14 @@ each public method parses what it is given and hands it to one stage. A request 
 
 from __future__ import annotations
 
-import functools
-import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BeamError
 from ..models import AgentResult, AuthContext, InvokeRequest, ResumeRequest, RunJob, StreamAck, VoteAck
 
-# accept, execute and jobs (with the checks, the writes and the frames they import) are imported by the
-# methods that run them: a read, a WebSocket connect or the sweep never loads them. The functions that run
-# them import them at init (functions/*/app.py), so that no request pays for them
+# accept, execute and jobs are imported by the methods that run them (the import budgets of each function:
+# docs/benchmarks.md)
 from . import reads, subscriptions
 from .intake import parse_request
 from .setup import (
@@ -54,24 +51,6 @@ if TYPE_CHECKING:
 
     HandOff = Callable[[RunJob], None]
 
-logger = logging.getLogger(__name__)
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _hide_internal_errors(method: F) -> F:
-    """A failure that is not a refusal (a store outage, a bug) is BEM-500 and tells nothing of internals."""
-
-    @functools.wraps(method)
-    def guarded(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(*args, **kwargs)
-        except BeamError:
-            raise
-        except Exception:
-            logger.exception("internal error")
-            raise BeamError("BEM-500") from None
-
-    return guarded  # type: ignore[return-value]
 
 
 def _job(job: RunJob | dict[str, Any] | str) -> RunJob:
@@ -157,7 +136,6 @@ class RiverBeam:
 
     # invoke and resume, run here
 
-    @_hide_internal_errors
     def invoke(
         self, request: InvokeRequest | dict[str, Any] | str, *, on_frame: FrameSink | None = None
     ) -> AgentResult | StreamAck:
@@ -177,7 +155,6 @@ class RiverBeam:
             claim.keep(answer)
         return answer
 
-    @_hide_internal_errors
     def resume(
         self, request: ResumeRequest | dict[str, Any] | str, *, on_frame: FrameSink | None = None
     ) -> StreamAck | VoteAck:
@@ -194,7 +171,6 @@ class RiverBeam:
 
     # accepted here, run by a worker
 
-    @_hide_internal_errors
     def accept_invoke(
         self,
         request: InvokeRequest | dict[str, Any] | str,
@@ -224,7 +200,6 @@ class RiverBeam:
             claim.keep(job.ack())
         return job
 
-    @_hide_internal_errors
     def accept_resume(
         self, request: ResumeRequest | dict[str, Any] | str, *, hand_off: HandOff | None = None
     ) -> RunJob | VoteAck:
@@ -240,7 +215,6 @@ class RiverBeam:
             hand_off(job)
         return job
 
-    @_hide_internal_errors
     def accept_queued_invoke(self, body: Any, *, message_id: str) -> RunJob:
         """An invoke request from a queue producer, accepted once per message (a redelivery finds it) and
         once per request_id (another message with it gets the first job)."""
@@ -255,7 +229,6 @@ class RiverBeam:
             claim.keep(job.ack())
         return job
 
-    @_hide_internal_errors
     def run_job(
         self,
         job: RunJob | dict[str, Any] | str,
@@ -270,7 +243,6 @@ class RiverBeam:
 
         return jobs.run_job(self._setup, _job(job), worker_id, lease_seconds, on_frame)
 
-    @_hide_internal_errors
     def abandon_job(self, job: RunJob | dict[str, Any] | str, failure: BeamError) -> None:
         """Close `failed` an accepted job that no worker will run (its queue refused it)."""
         from . import jobs
@@ -279,7 +251,6 @@ class RiverBeam:
 
     # pending actions nobody answered in time
 
-    @_hide_internal_errors
     def sweep_expired(
         self, *, on_frame: FrameSink | None = None, limit: int = DEFAULT_SWEEP_LIMIT
     ) -> list[Action]:
@@ -299,11 +270,9 @@ class RiverBeam:
 
     # reads, for the session's owner only: any other reader is told the record does not exist
 
-    @_hide_internal_errors
     def read_session(self, session_id: str, *, user_id: str) -> Session:
         return reads.session(self._setup, session_id, user_id)
 
-    @_hide_internal_errors
     def read_messages(
         self,
         session_id: str,
@@ -315,26 +284,21 @@ class RiverBeam:
     ) -> list[Message]:
         return reads.messages(self._setup, session_id, user_id, after_seq, limit, groups)
 
-    @_hide_internal_errors
     def read_interaction(self, interaction_id: str, *, user_id: str) -> Interaction:
         return reads.interaction(self._setup, interaction_id, user_id)
 
-    @_hide_internal_errors
     def read_run(self, run_id: str, *, user_id: str) -> Run:
         return reads.run(self._setup, run_id, user_id)
 
-    @_hide_internal_errors
     def read_frames(
         self, run_id: str, *, user_id: str, after_seq: int = -1, limit: int | None = None
     ) -> list[dict[str, Any]]:
         """A streamed run's kept frames after `after_seq`, for a subscriber that connected late."""
         return reads.frames(self._setup, run_id, user_id, after_seq, limit)
 
-    @_hide_internal_errors
     def read_action(self, action_id: str, *, user_id: str, groups: Sequence[str] = ()) -> Action:
         return reads.action(self._setup, action_id, user_id, groups)
 
-    @_hide_internal_errors
     def list_approvals(
         self,
         *,
@@ -350,7 +314,6 @@ class RiverBeam:
 
         return inbox.approvals(self._setup, user_id, groups, status, cursor, limit)
 
-    @_hide_internal_errors
     def read_actions(
         self,
         session_id: str,
@@ -366,13 +329,11 @@ class RiverBeam:
 
     # a session's WebSocket subscribers
 
-    @_hide_internal_errors
     def subscribe(self, connection_id: str, session_id: str, user: AuthContext) -> None:
         """Subscribe a connection to the session's frames: its owner only (BEM-031); a new session is
         reserved for the subscriber."""
         subscriptions.subscribe(self._setup, connection_id, session_id, user)
 
-    @_hide_internal_errors
     def subscriber(self, connection_id: str) -> AuthContext:
         """Who subscribed the connection (BEM-030 where nobody did)."""
         return subscriptions.subscriber(self._setup, connection_id)

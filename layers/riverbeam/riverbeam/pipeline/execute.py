@@ -168,7 +168,14 @@ def _close(
     expires_at = _kept_until(setup, recorder, result)
     try:
         requested = writes.close(
-            setup.store, step, result, failure, frames=kept, frames_expire_at=expires_at, waiting=waiting
+            setup.store,
+            step,
+            result,
+            failure,
+            now=setup.now(),
+            frames=kept,
+            frames_expire_at=expires_at,
+            waiting=waiting,
         )
     except Exception:
         if recorder is not None:  # not stored after all: written with the frames that follow
@@ -187,7 +194,7 @@ def _close_bare(
     """Close it `failed` rather than leave it running: first keeping what the tools did, then bare."""
     for fallback in (AgentResult(tool_outcomes=result.tool_outcomes), AgentResult()):
         try:
-            writes.close(setup.store, step, fallback, failure)
+            writes.close(setup.store, step, fallback, failure, now=setup.now())
             return fallback
         except Exception:
             log.exception("the run could not be closed")

@@ -28,10 +28,7 @@ from beam_store import (
     InteractionMissing,
     Message,
     MessageDraft,
-    RecordExists,
     Run,
-    RunClaimed,
-    RunNotRunning,
     Session,
     SessionMissing,
     SessionOwnedByOther,
@@ -42,7 +39,6 @@ from beam_store import (
     ToolResultPart,
     args_sha256,
     new_id,
-    utc_now,
 )
 from beam_store.records import ContentPart
 
@@ -61,7 +57,8 @@ ActionRefusal = Callable[[ActionConflict], BeamError]
 def refusal(error: StoreConflict | StoreBusy, on_action: ActionRefusal | None = None) -> BeamError:
     """The contract's code for a store's refusal of a step. `on_action` tells a resume why an action it
     resolves was not pending after all; elsewhere a conflict the checks before the write rule out (an
-    action, a record that exists, a run closed by another) is an internal error, and logged as one."""
+    action, a record that exists, a run closed by another) is raised as it is: the edge that answers
+    makes it BEM-500 (riverbeam.aws.refusals)."""
     match error:
         case ActionConflict() if on_action is not None:
             return on_action(error)
@@ -76,11 +73,7 @@ def refusal(error: StoreConflict | StoreBusy, on_action: ActionRefusal | None = 
             return BeamError("BEM-040", field="interaction_id")
         case StoreBusy():
             return BeamError("BEM-503")
-        case ActionConflict() | RecordExists() | RunNotRunning() | RunClaimed():
-            logger.error("the store refused a step: %s", type(error).__name__, extra={"conflict": str(error)})
-            return BeamError("BEM-500")
-    logger.error("the store refused a step for an unknown reason", extra={"conflict": repr(error)})
-    return BeamError("BEM-500")
+    raise error
 
 
 def too_large(error: ContentTooLarge) -> BeamError:
@@ -100,9 +93,6 @@ def commit(store: BeamStore, step: StepWrite, on_action: ActionRefusal | None = 
         raise refusal(error, on_action) from None
     except ContentTooLarge as error:
         raise too_large(error) from None
-    except Exception:
-        logger.exception("the store refused a step")
-        raise BeamError("BEM-500") from None
 
 
 def input_message(run: Run, content: Sequence[ContentPart], now: str) -> MessageDraft:
@@ -197,6 +187,7 @@ def close(
     failure: BeamError | None,
     *,
     frames: list[dict[str, Any]] | None = None,
+    now: str,
     frames_expire_at: int = 0,
     waiting: Collection[str] = (),
 ) -> list[ApprovalEvent]:
@@ -205,7 +196,6 @@ def close(
     (but those `waiting`, asked for by an earlier run), returned once written. What its tools did, and
     the calls decided without asking (Actions resolved or denied, each an `Approval Decided` event), are
     kept whatever the end."""
-    now = utc_now()
     if failure is not None:
         run_status, interaction_status = "failed", "failed"
         error: ErrorInfo | None = ErrorInfo(code=failure.code, message=failure.message)
