@@ -18,6 +18,7 @@ COMMANDS = {
     "resume": "approve or reject an action by id; print the frames of the run that follows",
     "get": "print a session, interaction, run, action or a session's messages as JSON",
     "frames": "print a run's frames, one JSON per line (--follow: until it is done)",
+    "policy": "policy check FILE --tool T --args JSON: what an approval policy decides for one call",
     "approvals": "print the pending actions you may answer, across sessions, as JSON",
     "trace": "print a run's spans as a tree with timings (kept by dev --traces)",
 }
@@ -69,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
         from riverbeam_local.clients.demo import main as demo
 
         return demo(argv[1:])
+    if command == "policy":  # needs no stack: Cedar on this machine
+        from riverbeam_local.clients.policy_check import main as policy
+
+        return policy(argv[1:])
     if command in COMMANDS:
         from riverbeam_local.clients.commands import main as client
 

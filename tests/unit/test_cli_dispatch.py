@@ -55,7 +55,8 @@ def test_help_names_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert done.value.code == 0
     out = capsys.readouterr().out
     assert all(name in out for name in COMMANDS)
-    assert set(COMMANDS) == {"dev", "demo", "chat", "invoke", "resume", "get", "frames", "trace", "approvals"}
+    named = {"dev", "demo", "chat", "invoke", "resume", "get", "frames", "trace", "approvals", "policy"}
+    assert set(COMMANDS) == named
 
 
 def test_no_command_prints_the_whole_help_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -67,3 +67,12 @@ def test_args_that_are_not_a_json_object_are_refused(policy_file: str) -> None:
     code, out, err = run(policy_file, "--tool", "git_push", "--args", "[1, 2]")
     assert (code, out) == (2, "")
     assert "--args must be a JSON object" in err
+
+
+def test_the_riverbeam_command_runs_it(policy_file: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from riverbeam_local.command import main
+
+    assert main(["policy", "check", policy_file, "--tool", "git_push", "--args", '{"ref": "docs/a"}']) == 0
+    assert capsys.readouterr().out.splitlines() == ["decision: allow", "policies: docs-unattended"]
+    assert main(["policy"]) == 2  # its one subcommand is check
+    assert "usage: riverbeam policy check FILE" in capsys.readouterr().err

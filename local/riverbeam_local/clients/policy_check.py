@@ -45,7 +45,8 @@ def _args(text: str) -> dict[str, Any]:
     return found
 
 
-def check(argv: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def check(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
     options = parser().parse_args(argv)
     from riverbeam.policy import Policy  # Cedar is loaded by this command alone
 
@@ -69,9 +70,12 @@ def check(argv: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -
     return 0
 
 
-def main(argv: list[str], err: TextIO = sys.stderr) -> int:
+def main(argv: list[str]) -> int:
     """`riverbeam policy ...`: `check` is its one subcommand."""
     if argv[:1] != ["check"]:
-        print("usage: riverbeam policy check FILE --tool T [--args JSON] [--user U] [--group G]", file=err)
+        print(
+            "usage: riverbeam policy check FILE --tool T [--args JSON] [--user U] [--group G]",
+            file=sys.stderr,
+        )
         return 2
     return check(argv[1:])
