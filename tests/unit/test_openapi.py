@@ -26,6 +26,7 @@ ROUTES = {
     ("get", "/runs/{id}"),
     ("get", "/runs/{id}/frames"),
     ("get", "/actions/{id}"),
+    ("get", "/approvals"),
 }
 
 
