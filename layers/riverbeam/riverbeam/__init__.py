@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .agent.workspace import prepare_workspace
     from .bedrock import BedrockConverseModel
     from .errors import CATALOGUE, BeamError, ToolError
+    from .mcp import mcp_tools
     from .models import (
         ActionRequest,
         ActionResponseEnvelope,
@@ -57,6 +58,7 @@ _HOMES = {
     ),
     ".bedrock": ("BedrockConverseModel",),
     ".errors": ("CATALOGUE", "BeamError", "ToolError"),
+    ".mcp": ("mcp_tools",),
     ".agent.llm": ("AuthorOfflineModel", "ChatModel", "ModelTurn", "ScriptedModel", "ToolCall"),
     ".models": (
         "ActionRequest",
@@ -147,6 +149,7 @@ __all__ = [
     "VoteAck",
     "agent_id_for",
     "git_push_tool",
+    "mcp_tools",
     "prepare_workspace",
     "tool",
 ]

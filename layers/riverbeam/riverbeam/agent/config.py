@@ -40,6 +40,7 @@ from ..tools import Tool, make_tool
 from ..tools.files import git_log_tool, list_files_tool, read_file_tool
 from ..tools.git import git_push_tool
 from ..tools.worktree import WorkTree
+from .mcp_servers import McpServerSpec, covered, is_mcp_tool, mcp_tools_named, server_problems
 from .policies import PolicyFileError, load_policies
 from .runner import ToolAgentRunner
 
@@ -124,9 +125,9 @@ class AgentSpec(_Strict):
 
     @model_validator(mode="after")
     def _settings_name_tools(self) -> Self:
-        names = {_tool_name(t) for t in self.tools}
+        names = [_tool_name(t) for t in self.tools]
         for key, named in (("approval", self.approval), ("tool_settings", list(self.tool_settings))):
-            unknown = [a for a in named if a not in names]
+            unknown = [a for a in named if not covered(a, names)]
             if unknown:
                 raise ValueError(f"{key} names tools the agent does not have: {unknown}")
         return self
@@ -134,6 +135,15 @@ class AgentSpec(_Strict):
 
 class AgentsFile(_Strict):
     agents: dict[str, AgentSpec]
+    mcp_servers: dict[str, McpServerSpec] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _servers_declared(self) -> Self:
+        for name, spec in self.agents.items():
+            problems = server_problems(spec.tools, self.mcp_servers)
+            if problems:
+                raise ValueError(f"agents.{name}.tools: {'; '.join(problems)}")
+        return self
 
 
 def _tool_name(spec: str) -> str:
@@ -180,9 +190,14 @@ def _user_tool(spec: str) -> Tool:
     raise ConfigError(f"tool {spec!r} is neither a @tool nor a function")
 
 
-def build_tools(spec: AgentSpec, work_tree: Path | WorkTree) -> list[Tool]:
-    tools = []
+def build_tools(
+    spec: AgentSpec, work_tree: Path | WorkTree, servers: dict[str, McpServerSpec] | None = None
+) -> list[Tool]:
+    tools: list[Tool] = []
     for name in spec.tools:
+        if is_mcp_tool(name):
+            tools.extend(_configured(t, spec, t.name) for t in mcp_tools_named(name, servers or {}))
+            continue
         if ":" in name:
             made = _user_tool(name)
         elif name in BUILTIN_TOOLS:
@@ -232,7 +247,7 @@ def build_runners(
     runners = {}
     for name, spec in config.agents.items():
         try:
-            tools = build_tools(spec, work_tree)
+            tools = build_tools(spec, work_tree, config.mcp_servers)
         except ConfigError as error:
             raise ConfigError(f"agents.{name}.tools: {error}") from None
         # the model is made by its first use: an API handler that checks and queues never makes it

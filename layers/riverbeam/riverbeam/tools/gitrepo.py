@@ -11,7 +11,6 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from dulwich import porcelain
 from dulwich.errors import NotGitRepository
 from dulwich.objects import Commit, ObjectID
 from dulwich.refs import Ref, check_ref_format
@@ -102,6 +101,8 @@ def log(repo: Repo, head: bytes, limit: int) -> list[dict[str, Any]]:
 
 
 def _commit(repo: Repo, files: dict[str, str], message: str) -> None:
+    from dulwich import porcelain  # its ~0.15 s of imports: only to make a work tree, never to push or log
+
     root = Path(repo.path).resolve()  # dulwich reads a relative path from the current directory
     for name, text in files.items():
         (root / name).write_text(text)
@@ -115,6 +116,8 @@ def _commit(repo: Repo, files: dict[str, str], message: str) -> None:
 def init_workspace(work: Path, remote: Path) -> None:
     """`work` with a commit on `main` and on `docs/update` (`main` checked out), and an empty bare `remote`
     as its `origin`."""
+    from dulwich import porcelain
+
     remote.mkdir(parents=True, exist_ok=True)
     Repo.init_bare(str(remote), default_branch=b"main").close()
     work.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,145 @@
+"""An MCP server's tools as Riverbeam tools, named `<server>/<tool>`. Each asks for a person's approval
+(confirm_required): the server's annotations (read-only, destructive...) are hints it gives about itself,
+shown in the tool's description and kept on the tool, never a reason to skip the approval. The args, and a
+person's edited args, are checked against the server's input schema before the server is called."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema.exceptions import ValidationError
+from jsonschema.validators import validator_for
+from mcp_types import CallToolResult, TextContent
+from mcp_types import Tool as ListedTool
+
+from ..errors import BeamError, ToolError, clip
+from ..tools import Tool
+from .client import DEFAULT_TIMEOUT_SECONDS, McpServer
+
+_HINTS = {
+    "read_only_hint": "read-only",
+    "destructive_hint": "destructive",
+    "idempotent_hint": "idempotent",
+    "open_world_hint": "open world",
+}
+
+
+@dataclass
+class _Listing:
+    """What the server said of one tool, asked for by the first use that needs it and kept after."""
+
+    server: McpServer
+    tool: str
+    found: ListedTool | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def get(self) -> ListedTool:
+        with self.lock:
+            if self.found is None:
+                listed = {t.name: t for t in self.server.list_tools()}
+                if self.tool not in listed:
+                    message = f"the MCP server {self.server.name!r} has no tool {self.tool!r}"
+                    raise BeamError("BEM-355", clip(message, 500))
+                self.found = listed[self.tool]
+            return self.found
+
+
+@dataclass(frozen=True)
+class McpTool(Tool):
+    """A tool of an MCP server; its schema is the server's (asked for by its first use where not given)."""
+
+    listing: _Listing | None = None
+
+    @property
+    def annotations(self) -> dict[str, Any]:
+        """The server's hints about the tool, as it gave them: shown, never trusted."""
+        hints = self._listed().annotations
+        return hints.model_dump(exclude_none=True) if hints is not None else {}
+
+    def _listed(self) -> ListedTool:
+        assert self.listing is not None, "an McpTool is made by mcp_tool or mcp_tools"
+        return self.listing.get()
+
+    def json_schema(self) -> dict[str, Any]:
+        return dict(self._listed().input_schema)
+
+    def problems(self, args: dict[str, Any]) -> list[tuple[str, str]]:
+        schema = self.json_schema()
+        validator = validator_for(schema)(schema)
+        found = sorted(validator.iter_errors(args), key=lambda e: [str(p) for p in e.path])
+        return [(_field(e), clip(e.message, 200)) for e in found[:20]]
+
+    def invoke(self, args: dict[str, Any]) -> Any:
+        try:
+            problems = self.problems(args)
+        except ToolError:
+            raise
+        except BeamError as error:  # the server out of reach when its schema is asked for: the call's outcome
+            raise ToolError(error.code, error.message) from None
+        if problems:
+            fields = ", ".join(dict.fromkeys(name or "args" for name, _ in problems))
+            raise ToolError("BEM-332", f"{self.name}: invalid arguments ({fields})")
+        assert self.listing is not None
+        return _outcome(
+            self.listing.server, self.listing.tool, self.listing.server.call_tool(self.listing.tool, args)
+        )
+
+
+def _field(error: ValidationError) -> str:
+    """The dotted field an error is about: for a missing or an unexpected property, that property."""
+    path = [str(p) for p in error.path]
+    instance, schema = error.instance, error.schema if isinstance(error.schema, dict) else {}
+    if error.validator == "required" and isinstance(instance, dict):
+        path += [p for p in error.validator_value if p not in instance][:1]
+    elif error.validator == "additionalProperties" and isinstance(instance, dict):
+        path += sorted(set(instance) - set(schema.get("properties", {})))[:1]
+    return ".".join(path)
+
+
+def _outcome(server: McpServer, tool: str, result: CallToolResult) -> Any:
+    text = "\n".join(part.text for part in result.content if isinstance(part, TextContent))
+    if result.is_error:
+        said = clip(text or "no words", 1000)
+        raise ToolError("BEM-354", f"the MCP server {server.name!r} answered an error from {tool}: {said}")
+    if result.structured_content is not None:
+        return result.structured_content
+    return {"text": text} if text else {"content": [p.model_dump(mode="json") for p in result.content]}
+
+
+def _description(listed: ListedTool | None) -> str:
+    if listed is None:
+        return ""
+    hints = listed.annotations.model_dump(exclude_none=True) if listed.annotations else {}
+    said = [label for key, label in _HINTS.items() if hints.get(key)]
+    told = f" (the server says: {', '.join(said)}; a person approves each call all the same)" if said else ""
+    return (listed.description or listed.title or "") + told
+
+
+def mcp_tool(server: McpServer, tool: str, listed: ListedTool | None = None) -> McpTool:
+    """The tool `tool` of `server` as `<server>/<tool>`, asking for approval; its schema and description
+    come from `listed`, else from the server at its first use."""
+    listing = _Listing(server, tool, listed)
+
+    def call(**args: Any) -> Any:
+        return McpTool.invoke(made, args)
+
+    made = McpTool(
+        name=f"{server.name}/{tool}",
+        description=_description(listed),
+        func=call,
+        confirm_required=True,
+        listing=listing,
+    )
+    return made
+
+
+def mcp_tools(
+    name: str, url: str, *, headers: dict[str, str] | None = None, timeout: float | None = None
+) -> list[McpTool]:
+    """Every tool of the MCP server at `url` (streamable HTTP), each named `<name>/<tool>` and asking for
+    approval; `headers` go with each request (a token, say). A server that cannot be reached, does not
+    answer in time or answers an error raises a BeamError naming it (BEM-352, BEM-353, BEM-354)."""
+    server = McpServer(name, url, dict(headers or {}), timeout or DEFAULT_TIMEOUT_SECONDS)
+    return [mcp_tool(server, listed.name, listed) for listed in server.list_tools()]
