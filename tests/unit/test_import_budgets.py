@@ -33,6 +33,11 @@ ONLY = {
     "riverbeam.pipeline.sweep": {"sweep"},
     "riverbeam.aws.read_routes": {"records"},
     "riverbeam.aws.publisher": {"events"},
+    # Powertools' batch utility (with its parser and every event's data class, about 100 ms): the stream's
+    # publisher only; the worker and the WebSocket routes read the few fields they need themselves
+    "aws_lambda_powertools.utilities.batch": {"events"},
+    "aws_lambda_powertools.utilities.parser": {"events"},
+    "aws_lambda_powertools.utilities.data_classes": {"events"},
 }
 NEVER = (
     "riverbeam_local",  # the local tooling is never deployed

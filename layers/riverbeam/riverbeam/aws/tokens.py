@@ -9,8 +9,8 @@ leeway, the issuer exactly, sub and jti strings. Around it, only what PyJWT leav
   header that is a strict JSON object (see json_object) asking for no extension (`crit`, `b64`);
 - the payload is read as strictly, and its times must be JSON numbers (PyJWT takes "1700000000" and true);
 - a Refused's message is told to the caller, so it is always one of the constants below, never PyJWT's.
-Import it only where a token is verified: PyJWT and `cryptography` are in the tokens layer alone (which only
-the connections function has), and importing them costs a cold start tens of milliseconds."""
+Import it only where a token is verified: PyJWT and `cryptography` are in the tokens layer alone, which only
+the connections function has (the import budgets: docs/benchmarks.md)."""
 
 from __future__ import annotations
 

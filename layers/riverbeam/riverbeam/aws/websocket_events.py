@@ -1,8 +1,7 @@
 """The WebSocket events API Gateway sends the handlers, checked as Powertools' parser models check them
-(aws_lambda_powertools.utilities.parser.models.apigw_websocket: the same fields, aliases and types), but
-built on first use: importing Powertools' parser builds every model it has, for every AWS event source,
-at each cold start. Here the `invoke` and `resume` routes' message event; `$connect` and `$disconnect`'s
-are websocket.py's, so that neither function makes the other's models."""
+(aws_lambda_powertools.utilities.parser.models.apigw_websocket: the same fields, aliases and types),
+without importing the parser (the import budgets: docs/benchmarks.md). Here the `invoke` and `resume`
+routes' message event; `$connect` and `$disconnect`'s are websocket.py's."""
 
 # no `from __future__ import annotations`: models evaluate their annotations faster as objects
 

@@ -20,8 +20,8 @@ LEASE_MARGIN_SECONDS = 5
 
 
 class SQSRecord(NamedTuple):
-    """What the worker reads of a record of the Lambda SQS event (Powertools' batch utility and its data
-    classes cost a cold start 100 ms for these three fields; a frozen dataclass, milliseconds)."""
+    """What the worker reads of a record of the Lambda SQS event, without Powertools' batch utility (the
+    import budgets: docs/benchmarks.md)."""
 
     message_id: str
     body: str
