@@ -5,6 +5,8 @@
 the Lambda runtime has (with what only they need: urllib3, python-dateutil, s3transfer...); agents.yaml at
 TARGET as agents.json: the same document, read by PyYAML here once, so that no cold start imports PyYAML
 (~40 ms of CPU) to read it (json is imported by botocore anyway). A file that is not YAML fails the build.
+Each agent's `policy:` file is checked with Cedar (a file that does not parse fails the build, naming the
+file and the line) and shipped beside agents.json (scripts/agent_policies.py).
 --layer tokens: the dependencies of layers/tokens/requirements.txt (PyJWT, `cryptography`), for the one
 function that verifies tokens ($connect); every other function goes without them.
 --layer policy: the dependencies of layers/policy/requirements.txt (cedarpy), for the functions that run
@@ -390,6 +392,7 @@ def build(args: argparse.Namespace) -> Path:
     copy_packages(site, layer)
     if layer.agents_file is not None:  # before byte code: the layer's PyYAML is still its sources
         write_agents_json(layer.agents_file, target, site)
+        ship_agent_policies(layer.agents_file, target)
     prune(site)
     leave_out(site)
     strip_debug_symbols(site, args)
@@ -415,6 +418,14 @@ with open(sys.argv[2], "w", encoding="utf-8") as written:
     json.dump(document, written, indent=1, ensure_ascii=False)
     written.write("\\n")
 """
+
+
+def ship_agent_policies(agents_file: Path, target: Path) -> None:
+    """The policy files agents.yaml names, checked and beside agents.json (scripts/agent_policies.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from agent_policies import ship_policies
+
+    ship_policies(agents_file, target)
 
 
 def write_agents_json(source: Path, target: Path, site: Path) -> None:

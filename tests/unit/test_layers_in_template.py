@@ -26,13 +26,18 @@ def test_only_the_connections_function_has_the_tokens_layer() -> None:
         for name, function in resources_of("AWS::Serverless::Function").items()
         if "Layers" in function["Properties"]
     }
-    # SAM appends a function's Layers to the Globals' ones
-    assert with_own_layers == {"ConnectionsFunction": [{"Ref": "TokensLayer"}]}
+    # SAM appends a function's Layers to the Globals' ones; the functions that run agents decide their
+    # tool calls by an agent's approval policy (Cedar)
+    assert with_own_layers == {
+        "ConnectionsFunction": [{"Ref": "TokensLayer"}],
+        "InvokeFunction": [{"Ref": "PolicyLayer"}],
+        "WorkerFunction": [{"Ref": "PolicyLayer"}],
+    }
 
 
 def test_each_layer_is_built_by_its_makefile_from_its_requirements() -> None:
     layers = resources_of("AWS::Serverless::LayerVersion")
-    assert set(layers) == {"RiverbeamLayer", "TokensLayer"}
+    assert set(layers) == {"RiverbeamLayer", "TokensLayer", "PolicyLayer"}
     for name, layer in layers.items():
         assert layer["Metadata"]["BuildMethod"] == "makefile"
         folder = ROOT / layer["Properties"]["ContentUri"]
@@ -41,6 +46,8 @@ def test_each_layer_is_built_by_its_makefile_from_its_requirements() -> None:
         assert (folder / "requirements.txt").is_file()
     assert not names(ROOT / "layers" / "riverbeam" / "requirements.txt") & TOKEN_DISTRIBUTIONS
     assert names(ROOT / "layers" / "tokens" / "requirements.txt") == TOKEN_DISTRIBUTIONS
+    assert names(ROOT / "layers" / "policy" / "requirements.txt") == {"cedarpy"}
+    assert "cedarpy" not in names(ROOT / "layers" / "riverbeam" / "requirements.txt")
 
 
 def test_the_project_installs_what_both_layers_carry() -> None:
@@ -48,5 +55,9 @@ def test_the_project_installs_what_both_layers_carry() -> None:
     installed = {re.split(r"[\[<>=!~; ]", d, maxsplit=1)[0].lower() for d in project}
     for folder in ("riverbeam", "tokens"):
         assert names(ROOT / "layers" / folder / "requirements.txt") <= installed, folder
+    # Cedar is for the functions that decide and for local use (riverbeam dev, policy check): a dev extra
+    dev = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["dev"]
+    extras = {re.split(r"[\[<>=!~; ]", d, maxsplit=1)[0].lower() for d in dev}
+    assert names(ROOT / "layers" / "policy" / "requirements.txt") <= extras
     # PyJWT verifies RS* and ES* tokens only with its [crypto] extra
     assert any(d.replace(" ", "").startswith("pyjwt[crypto]") for d in project)
