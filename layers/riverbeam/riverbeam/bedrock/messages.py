@@ -5,6 +5,7 @@ after its toolUse, within a bounded window."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
@@ -17,6 +18,8 @@ Block = dict[str, Any]
 Turn = dict[str, Any]
 # a result the conversation never got: the call was not answered (an action still pending, or dropped)
 UNANSWERED = "No result: this tool call was not answered."
+
+_NOT_IN_A_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
 
 class ConversationWindow(NamedTuple):
@@ -56,9 +59,17 @@ def _said(part: object) -> bool:
     return isinstance(part, ToolCallPart) or (isinstance(part, TextPart) and bool(part.text))
 
 
+def converse_name(name: str) -> str:
+    """A tool's name as Converse takes it (letters, digits, `_` and `-`, at most 64): an MCP tool's
+    `<server>/<tool>` as `<server>__<tool>`, any other character as `_`."""
+    return _NOT_IN_A_NAME.sub("_", name.replace("/", "__"))[:64]
+
+
 def _assistant_block(part: object) -> Block:
     if isinstance(part, ToolCallPart):
-        return {"toolUse": {"toolUseId": tool_use_id(part), "name": part.name, "input": part.args}}
+        return {
+            "toolUse": {"toolUseId": tool_use_id(part), "name": converse_name(part.name), "input": part.args}
+        }
     assert isinstance(part, TextPart)
     return {"text": part.text}
 
@@ -174,7 +185,7 @@ def tool_config(tools: Sequence[Tool]) -> dict[str, Any] | None:
         "tools": [
             {
                 "toolSpec": {
-                    "name": t.name,
+                    "name": converse_name(t.name),
                     "description": t.description or t.name,
                     "inputSchema": {"json": t.json_schema()},
                 }

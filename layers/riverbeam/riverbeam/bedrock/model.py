@@ -16,7 +16,7 @@ from ..errors import BeamError
 from ..models import NewMessage
 from ..tools import Tool
 from .converse_stream import StreamedTurn
-from .messages import ConversationWindow, converse_messages, tool_config
+from .messages import ConversationWindow, converse_messages, converse_name, tool_config
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ class BedrockConverseModel:
                 )
                 self._sleep(delay)
                 continue
-            return self._finish(turn)
+            return self._finish(turn, {converse_name(t.name): t.name for t in tools})
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _retry_delay(self, error: ClientError, attempt: int, deadline: float) -> float | None:
@@ -144,7 +144,8 @@ class BedrockConverseModel:
             return BeamError("BEM-345", f"{self.model_id}: {code} after {attempts} attempts")
         return BeamError(FAILURES.get(code.lower(), "BEM-346"), f"{self.model_id}: {code}")
 
-    def _finish(self, turn: StreamedTurn) -> ModelTurn:
+    def _finish(self, turn: StreamedTurn, names: dict[str, str]) -> ModelTurn:
+        """The turn, its tool calls named as the agent's tools are (`names`: each one's Converse name)."""
         text = "".join(turn.text)
         reason = turn.stop_reason
         if reason in FAILED_STOPS:
@@ -152,7 +153,8 @@ class BedrockConverseModel:
         if reason == "max_tokens":  # what was said stands; a tool call it was writing is dropped
             turn.on_text(CUT_SHORT)
             return ModelTurn(text=text + CUT_SHORT, usage=turn.usage)
-        return ModelTurn(text=text, tool_calls=turn.calls(), usage=turn.usage)
+        calls = [c.model_copy(update={"name": names.get(c.name, c.name)}) for c in turn.calls()]
+        return ModelTurn(text=text, tool_calls=calls, usage=turn.usage)
 
 
 def _code(error: ClientError) -> str:
