@@ -31,7 +31,7 @@ class InboxInMemory:
                 update = {"votes": list(wanted.votes), "updated_at": now}
                 self._actions[wanted.action_id] = stored.model_copy(deep=True, update=update)
 
-    def list_approvals(
+    def list_answerable(
         self,
         principals: Sequence[str],
         *,

@@ -174,7 +174,7 @@ class BeamStore(Protocol):
         Raises `ActionConflict` (with the action as found) for the first that is not so."""
         ...
 
-    def list_approvals(
+    def list_answerable(
         self,
         principals: Sequence[str],
         *,

@@ -1,4 +1,4 @@
-"""`add_votes` and `list_approvals`: an approver's vote on its condition (no vote since it was read), the
+"""`add_votes` and `list_answerable`: an approver's vote on its condition (no vote since it was read), the
 vote that resolves it likewise, and the approvers' inbox across sessions. Run on every store."""
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def test_the_inbox_lists_what_each_approver_may_answer_across_sessions(store: Be
     other = _asked(store, owner="u2", approvals=Approvals(groups=("ops",)))
 
     def ids(user: str, groups: tuple[str, ...] = ()) -> list[str]:
-        return [a.action_id for a in store.list_approvals(caller_principals(user, groups)).actions]
+        return [a.action_id for a in store.list_answerable(caller_principals(user, groups)).actions]
 
     assert ids("ana") == [four_eyes.action_id]
     assert ids("u1") == [plain.action_id]  # four eyes: not their own push
@@ -113,14 +113,14 @@ def test_the_inbox_lists_what_each_approver_may_answer_across_sessions(store: Be
 def test_the_inbox_shows_the_votes_so_far_and_drops_what_was_answered(store: BeamStore) -> None:
     action = _asked(store)
     store.add_votes([with_vote(action, "ana", "submitted", utc_now(), None)], utc_now())
-    listed = store.list_approvals(caller_principals("bo")).actions
+    listed = store.list_answerable(caller_principals("bo")).actions
     assert [v.user_id for v in listed[0].votes] == ["ana"]
 
     current = store.get_action(action.action_id)
     assert current is not None
     store.commit(_resolving(store, action, with_vote(current, "bo", "submitted", utc_now(), None)))
-    assert store.list_approvals(caller_principals("bo", ("ops",))).actions == []
-    assert store.list_approvals(caller_principals("ana")).actions == []
+    assert store.list_answerable(caller_principals("bo", ("ops",))).actions == []
+    assert store.list_answerable(caller_principals("ana")).actions == []
 
 
 def test_the_inbox_is_paged_newest_first(store: BeamStore) -> None:
@@ -129,7 +129,7 @@ def test_the_inbox_is_paged_newest_first(store: BeamStore) -> None:
     seen: list[str] = []
     cursor = None
     for _ in range(10):
-        page = store.list_approvals(["user:pat"], before=cursor, limit=2)
+        page = store.list_answerable(["user:pat"], before=cursor, limit=2)
         seen += [a.action_id for a in page.actions]
         cursor = page.cursor
         if cursor is None:
@@ -147,5 +147,5 @@ def test_the_inbox_leaves_out_what_is_past_its_time(store: BeamStore) -> None:
         update={"approvals": Approvals(users=("cy",)), "expires_at": "2001-01-01T00:00:00.000000Z"}
     )
     store.commit(steps.close(s, i, r, interrupted_with=[due]))
-    listed = store.list_approvals(["user:cy"], now="2002-01-01T00:00:00.000000Z").actions
+    listed = store.list_answerable(["user:cy"], now="2002-01-01T00:00:00.000000Z").actions
     assert [a.action_id for a in listed] == [late.action_id]

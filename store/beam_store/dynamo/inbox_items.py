@@ -57,7 +57,7 @@ class InboxQueries:
 
     get_action: Callable[[str], Action | None]
 
-    def list_approvals(
+    def list_answerable(
         self,
         principals: Sequence[str],
         *,

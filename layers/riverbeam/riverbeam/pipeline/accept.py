@@ -5,13 +5,14 @@ run here (execute.py) or by a worker (jobs.py)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 
 from beam_store import Action, ActionConflict, Message, Session, StepWrite, new_id
 
 from ..agent.registry import AgentRunner
 from ..errors import BeamError
-from ..models import InvokeRequest, ResumeHead, ResumeRequest, RunJob, VoteAck
+from ..models import ActionResponseEnvelope, InvokeRequest, ResumeHead, ResumeRequest, RunJob, VoteAck
 from . import approval_events as events
 from . import checks, expiry, intake, retries, voting, writes
 from .frames import started_frame
@@ -155,14 +156,7 @@ def _resolving_step(
     req, runner, session, history, approver = _checked_resume(setup, request, with_history)
     responses = checks.responses_by_action(req)
     session_id, interaction_id, user = str(req.session_id), str(req.interaction_id), req.auth_context.user_id
-    # the interaction's actions in one Query: the ones answered (a GetItem for any not among them: another
-    # interaction's, or one the index has not caught up with; a stale copy loses the conditional write)
-    # and the expired ones this run tells of
-    listed = setup.store.list_actions(interaction_id)
-    known = {a.action_id: a for a in listed}
-    found = {action_id: known.get(action_id) or setup.store.get_action(action_id) for action_id in responses}
-    if approver:
-        voting.require_approver(found, req, req.auth_context.groups)
+    listed, found = _answered(setup, req, responses, approver)
     ids, now, sha256 = (interaction_id, session_id, user), setup.now(), retries.request_sha256(req)
     retries.resumed_before(req, found, responses, sha256, setup.clock())
     refused = checks.first_refusal(found, responses, req, edit_rules(runner), now)
@@ -171,26 +165,15 @@ def _resolving_step(
         raise expiry.settle_refusal(setup, found, refused, now, ids)
     interaction = interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
     run = new_run(interaction, req.agent_name, now)
-    counted = voting.counted(
-        checks.resolve(found, responses, run.run_id, user, now, sha256), found, user, now
-    )
+    resolution = checks.resolve(found, responses, run.run_id, user, now, sha256)
+    counted = voting.counted(resolution, found, user, now)
     resolved = [a for a in counted if a.status != "pending"]  # the rest only got a vote
     if not resolved:
         return voting.record_votes(setup, counted, req, now)
     told, drafts = expiry.untold(setup, (interaction_id, session_id, run.run_id), now, listed)
     drafts += [writes.input_message(run, req.content, now)] if req.content else []
     drafts += [d for action in resolved for d in checks.resolution_messages(action, run.run_id, now)]
-
-    def lost(conflict: ActionConflict) -> BeamError:
-        moved = voting.moved_or_refused(conflict, now)
-        if isinstance(moved, voting.VotesMoved):
-            raise moved
-        if conflict.action_id in responses:  # resolved meanwhile, by the first where this is a retry
-            answered = {conflict.action_id: responses[conflict.action_id]}
-            current = {conflict.action_id: conflict.current}
-            retries.resumed_before(req, current, answered, sha256, setup.clock())
-        return expiry.lost_resolution(conflict, responses, ids, now)
-
+    lost = _lost(setup, req, responses, (ids, now, sha256))
     decided = _decisions(resolved, now)
     opening = StepWrite(
         session=session,
@@ -222,6 +205,43 @@ def _resolving_step(
     events.deliver(setup.events, decided)
     _log_decided(step, resolved)
     return step
+
+
+def _lost(
+    setup: Setup,
+    req: ResumeRequest,
+    responses: Mapping[str, ActionResponseEnvelope],
+    at: tuple[tuple[str, str, str], str, str],
+) -> writes.ActionRefusal:
+    """What a resolution that lost its conditional write answers (`at`: the ids, now, the request's hash):
+    another vote came first (VotesMoved: decided again), else why the action cannot be resolved."""
+    ids, now, sha256 = at
+
+    def lost(conflict: ActionConflict) -> BeamError:
+        moved = voting.moved_or_refused(conflict, now)
+        if isinstance(moved, voting.VotesMoved):
+            raise moved
+        if conflict.action_id in responses:  # resolved meanwhile, by the first where this is a retry
+            answered = {conflict.action_id: responses[conflict.action_id]}
+            current = {conflict.action_id: conflict.current}
+            retries.resumed_before(req, current, answered, sha256, setup.clock())
+        return expiry.lost_resolution(conflict, responses, ids, now)
+
+    return lost
+
+
+def _answered(
+    setup: Setup, req: ResumeRequest, responses: Mapping[str, ActionResponseEnvelope], approver: bool
+) -> tuple[list[Action], dict[str, Action | None]]:
+    """The interaction's actions in one Query, and among them the ones answered (a GetItem for any not
+    among them: another interaction's, or one the index has not caught up with; a stale copy loses the
+    conditional write). An approver must be one of every action answered (voting.require_approver)."""
+    listed = setup.store.list_actions(str(req.interaction_id))
+    known = {a.action_id: a for a in listed}
+    found = {action_id: known.get(action_id) or setup.store.get_action(action_id) for action_id in responses}
+    if approver:
+        voting.require_approver(found, req, req.auth_context.groups)
+    return listed, found
 
 
 def _decisions(resolved: list[Action], now: str) -> list[events.ApprovalEvent]:

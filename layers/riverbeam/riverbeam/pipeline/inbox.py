@@ -54,4 +54,4 @@ def approvals(
         raise invalid([("limit", f"not within 1..{MAX_LIMIT}")])
     principals = caller_principals(user_id, groups)
     page_size = limit or DEFAULT_LIMIT
-    return setup.store.list_approvals(principals, before=cursor, limit=page_size, now=setup.now())
+    return setup.store.list_answerable(principals, before=cursor, limit=page_size, now=setup.now())
