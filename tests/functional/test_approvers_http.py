@@ -86,3 +86,33 @@ def test_two_of_ops_approve_a_push_its_requester_may_not(stack: Stack) -> None:
     assert _read(stack, "records/session", f"/sessions/{session_id}", user_id="ana")[0] == 404
     assert _read(stack, "records/action", f"/actions/{action_id}", user_id="eve")[0] == 404
     assert _read(stack, "records/actions", "/approvals", user_id="ana", status="resolved")[0] == 400
+
+
+def test_an_approver_named_by_a_group_of_the_token(tmp_path: Path) -> None:
+    """AuthMode jwt: the caller and their groups are the token's (`sub`, `cognito:groups` as API Gateway's
+    authorizer passes an array: "[dev ops]"); the body's auth_context and the groups query say nothing."""
+    agents = tmp_path / "agents.yaml"
+    agents.write_text(AGENTS, encoding="utf-8")
+    env = {"RIVERBEAM_AGENTS_FILE": str(agents), "JWT_ISSUER": "https://issuer.example", "JWT_AUDIENCE": "rb"}
+    with lambda_stack(tmp_path / "data", auth_mode="jwt", **env) as stack:
+        result = body_of(stack.call("invoke", http_event("invoke/http", body=invoke(str(uuid.uuid4())))))
+        action_id = result["action_required"][0]["action_id"]
+
+        def as_caller(e: dict[str, Any], groups: str | None) -> dict[str, Any]:
+            if groups is not None:
+                e["requestContext"]["authorizer"]["jwt"]["claims"]["cognito:groups"] = groups
+            return e
+
+        def inbox(sub: str, groups: str | None) -> list[str]:
+            e = http_event("records/actions", path="/approvals", query={"groups": "ops"}, sub=sub)
+            return [a["action_id"] for a in body_of(stack.call("records", as_caller(e, groups)))["actions"]]
+
+        assert inbox("zed", "[dev ops]") == [action_id]
+        assert inbox("zed", "[dev]") == []  # the query's groups count for nothing with a token
+        body = resume(result) | {"auth_context": {"user_id": "zed", "groups": ["ops"]}}
+        refused = stack.call("resume", as_caller(http_event("resume/http", body=body, sub="zed"), "[dev]"))
+        assert (refused["statusCode"], body_of(refused)["error"]["code"]) == (403, "BEM-031")
+        voted = stack.call("resume", as_caller(http_event("resume/http", body=body, sub="zed"), "[ops]"))
+        assert voted["statusCode"] == 202 and [
+            v["user_id"] for v in body_of(voted)["pending"][0]["votes"]
+        ] == ["zed"]
