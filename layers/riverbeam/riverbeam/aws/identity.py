@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from pydantic import ValidationError
 
 from ..errors import BeamError
-from ..models import AuthContext
+from ..models import MAX_GROUP_CHARS, MAX_GROUPS, AuthContext
 from ..pipeline.intake import validation_refusal
 from . import runtime
 from .settings import Settings
@@ -42,12 +43,35 @@ STALE_SECONDS = 3600.0
 clock: Callable[[], float] = time.monotonic
 
 
-def _claims_user(claims: dict[str, Any]) -> AuthContext:
+def claimed_groups(value: Any) -> list[str]:
+    """A token's groups claim as a list: a JSON array of strings, or the one string API Gateway's JWT
+    authorizer makes of an array (`[admins dev]`), or names separated by commas."""
+    if isinstance(value, list):
+        return [g for g in value if isinstance(g, str) and g]
+    if not isinstance(value, str):
+        return []
+    names = value.strip()
+    if names.startswith("[") and names.endswith("]"):
+        names = names[1:-1]
+    return [g for g in re.split(r"[\s,]+", names) if g]
+
+
+def _claims_user(claims: dict[str, Any], groups_claim: str) -> AuthContext:
     subject = claims.get("sub")
     if not isinstance(subject, str) or not subject:
         raise BeamError("BEM-030", "the token names no subject (sub)")
     profile = claims.get("profile_id")
-    return AuthContext(user_id=subject, profile_id=profile if isinstance(profile, str) else None)
+    groups = claimed_groups(claims.get(groups_claim))
+    try:  # never fewer groups than the token says: a policy may forbid by group
+        return AuthContext(
+            user_id=subject, profile_id=profile if isinstance(profile, str) else None, groups=groups
+        )
+    except ValidationError:
+        raise BeamError(
+            "BEM-030",
+            f"the token's {groups_claim} claim holds more than {MAX_GROUPS} groups"
+            f" or a name longer than {MAX_GROUP_CHARS} characters",
+        ) from None
 
 
 class Credentials(Protocol):
@@ -74,7 +98,7 @@ class BodyCaller(NamedTuple):
     body: dict[str, Any] | None
 
     def verified(self, settings: Settings) -> AuthContext:
-        return _claims_user(self.claims)
+        return _claims_user(self.claims, settings.groups_claim)
 
     def trusted(self) -> AuthContext:
         given = (self.body or {}).get("auth_context")
@@ -96,7 +120,7 @@ class QueryCaller(NamedTuple):
     groups: tuple[str, ...] = ()
 
     def verified(self, settings: Settings) -> AuthContext:
-        return _claims_user(self.claims)
+        return _claims_user(self.claims, settings.groups_claim)
 
     def trusted(self) -> AuthContext:
         if not self.user_id:
@@ -215,7 +239,7 @@ def verify_token(settings: Settings, token: str) -> AuthContext:
         raise BeamError("BEM-030", str(refused), field="token") from None
     if settings.jwt_audience and not set(settings.jwt_audience) & _audiences(claims):
         raise BeamError("BEM-030", "the token is not for this audience", field="token")
-    return _claims_user(claims)
+    return _claims_user(claims, settings.groups_claim)
 
 
 def _audiences(claims: dict[str, Any]) -> set[str]:
