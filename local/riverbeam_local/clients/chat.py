@@ -177,6 +177,12 @@ class Chat:
 
     async def _resume(self, result: Json, responses: list[Json]) -> Json:
         ack = await asyncio.to_thread(self.api.resume, result, responses)
+        if "pending" in ack:  # votes short of the actions' quorum: nothing runs until others approve
+            for waiting in ack["pending"]:
+                votes, required = len(waiting["votes"]), waiting["required"]
+                recorded = f"your vote is recorded ({votes} of {required} approvals)"
+                self.view.line("note", f"{recorded}: it runs once the others approve")
+            return {}
         return await self._frames(ack["run_id"])
 
     async def _frames(self, run_id: str) -> Json:
