@@ -7,10 +7,15 @@ TARGET as agents.json: the same document, read by PyYAML here once, so that no c
 (~40 ms of CPU) to read it (json is imported by botocore anyway). A file that is not YAML fails the build.
 Each agent's `policy:` file is checked with Cedar (a file that does not parse fails the build, naming the
 file and the line) and shipped beside agents.json (scripts/agent_policies.py).
+Your own code, the folder agents.yaml names as `code` (agent_code/ by default), is copied into python/ beside
+riverbeam, so its `module:function` tools import in Lambda (scripts/agent_code.py).
 --layer tokens: the dependencies of layers/tokens/requirements.txt (PyJWT, `cryptography`), for the one
 function that verifies tokens ($connect); every other function goes without them.
 --layer policy: the dependencies of layers/policy/requirements.txt (cedarpy), for the functions that run
 agents and so decide their tool calls (invoke, worker); imported there only when an agent has a policy.
+--layer mcp: the dependencies of layers/mcp/requirements.txt (the `mcp` package and what it brings), for the
+functions that run agents or check a tool's args (invoke, resume, worker); imported there only when an
+agent names an MCP server.
 
 sam build runs this through each layer's Makefile (layers/<name>/Makefile) with TARGET=$(ARTIFACTS_DIR).
 By default the dependencies are wheels for the Lambda runtime (CPython 3.12, manylinux x86_64), whatever
@@ -76,9 +81,11 @@ LAYERS = {
     ),
     "tokens": Layer(requirements=ROOT / "layers" / "tokens" / "requirements.txt"),
     "policy": Layer(requirements=ROOT / "layers" / "policy" / "requirements.txt"),
+    "mcp": Layer(requirements=ROOT / "layers" / "mcp" / "requirements.txt"),
 }
-# in the Lambda runtime already; whatever only they pull in is left out too
-RUNTIME_PROVIDED = frozenset({"boto3", "botocore"})
+# in the Lambda runtime already; whatever only they pull in is left out too (urllib3, botocore's, is also
+# dulwich's: the runtime's serves both)
+RUNTIME_PROVIDED = frozenset({"boto3", "botocore", "urllib3"})
 DEFAULT_PLATFORM = "manylinux2014_x86_64"
 # What the installed distributions carry that no Riverbeam code path loads: left out of the layer (globs
 # under python/). Removing more than this (unused Powertools utilities, say) would reach into what a later
@@ -91,6 +98,14 @@ LEFT_OUT = (
     # Powertools' Swagger UI, served only by the resolver's enable_swagger(), which riverbeam never calls
     "aws_lambda_powertools/event_handler/openapi/swagger_ui/*.js",
     "aws_lambda_powertools/event_handler/openapi/swagger_ui/*.css",
+    # dulwich's command line, servers and tests: the git tools use it as a library (repo, client, porcelain)
+    "dulwich/cli.*",
+    "dulwich/__main__.*",
+    "dulwich/web.*",
+    "dulwich/lfs_server.*",
+    "dulwich/aiohttp",
+    "dulwich/cloud",
+    "dulwich/tests",
     # type stubs and C sources: read by type checkers and compilers, never at run time
     "*-stubs",
     "**/*.pyi",
@@ -390,9 +405,12 @@ def build(args: argparse.Namespace) -> Path:
         if left:
             raise SystemExit(f"build_layer: {', '.join(sorted(left))} still in the layer")
     copy_packages(site, layer)
+    own = list(layer.packages)
     if layer.agents_file is not None:  # before byte code: the layer's PyYAML is still its sources
         write_agents_json(layer.agents_file, target, site)
         ship_agent_policies(layer.agents_file, target)
+        # your own code keeps its sources, as riverbeam does
+        own += ship_agent_code(layer.agents_file, target / "agents.json", site)
     prune(site)
     leave_out(site)
     strip_debug_symbols(site, args)
@@ -405,7 +423,7 @@ def build(args: argparse.Namespace) -> Path:
                 file=sys.stderr,
             )
         else:
-            compile_bytecode(site, interpreter, layer.packages, args.keep_sources)
+            compile_bytecode(site, interpreter, own, args.keep_sources)
     return site
 
 
@@ -418,6 +436,15 @@ with open(sys.argv[2], "w", encoding="utf-8") as written:
     json.dump(document, written, indent=1, ensure_ascii=False)
     written.write("\\n")
 """
+
+
+def ship_agent_code(agents_file: Path, agents_json: Path, site: Path) -> list[str]:
+    """The folder of your own code agents.yaml names (agent_code/ by default), in the layer
+    (scripts/agent_code.py); what it put there."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from agent_code import ship_agent_code as ship
+
+    return ship(agents_file, agents_json, site)
 
 
 def ship_agent_policies(agents_file: Path, target: Path) -> None:

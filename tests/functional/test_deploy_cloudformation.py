@@ -348,6 +348,10 @@ def _expected_resources(stack: Stack, described: dict[str, Any], bus_arn: str) -
         "InvokeConfiguredModels": [f"arn:*:bedrock:*::foundation-model/{i}" for i in ids]
         + [f"arn:*:bedrock:*:*:inference-profile/{i}" for i in ids],
         "InvokeModelsBehindConfiguredProfiles": "arn:aws:bedrock:*::foundation-model/*",
+        # GitCredentialsSecret's ARN, by its name (any 6-character suffix): left empty, no secret has it
+        "ReadGitCredentials": f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:"
+        + stack.parameters.get("GitCredentialsSecret", "")
+        + "-??????",
     }
 
 

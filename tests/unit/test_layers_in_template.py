@@ -1,6 +1,7 @@
 """The template's layers: every function has the Riverbeam layer, only the connections function ($connect's
-token verification) the tokens layer; each is built by its Makefile from its requirements, and pyproject.toml
-installs them all for local use."""
+token verification) the tokens layer, only the functions that run agents or check their args (invoke, resume,
+worker) the MCP layer; each is built by its Makefile from its requirements, and pyproject.toml installs them
+all for local use."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def names(requirements: Path) -> set[str]:
     return {re.split(r"[\[<>=!~; ]", line, maxsplit=1)[0].lower() for line in lines if line}
 
 
-def test_only_the_connections_function_has_the_tokens_layer() -> None:
+def test_only_the_connections_function_has_the_tokens_layer_and_the_agents_functions_the_mcp_layer() -> None:
     assert template()["Globals"]["Function"]["Layers"] == [{"Ref": "RiverbeamLayer"}]
     with_own_layers = {
         name: function["Properties"]["Layers"]
@@ -28,16 +29,18 @@ def test_only_the_connections_function_has_the_tokens_layer() -> None:
     }
     # SAM appends a function's Layers to the Globals' ones; the functions that run agents decide their
     # tool calls by an agent's approval policy (Cedar)
+    mcp, policy = {"Ref": "McpLayer"}, {"Ref": "PolicyLayer"}
     assert with_own_layers == {
         "ConnectionsFunction": [{"Ref": "TokensLayer"}],
-        "InvokeFunction": [{"Ref": "PolicyLayer"}],
-        "WorkerFunction": [{"Ref": "PolicyLayer"}],
+        "InvokeFunction": [policy, mcp],
+        "ResumeFunction": [mcp],
+        "WorkerFunction": [policy, mcp],
     }
 
 
 def test_each_layer_is_built_by_its_makefile_from_its_requirements() -> None:
     layers = resources_of("AWS::Serverless::LayerVersion")
-    assert set(layers) == {"RiverbeamLayer", "TokensLayer", "PolicyLayer"}
+    assert set(layers) == {"RiverbeamLayer", "TokensLayer", "McpLayer", "PolicyLayer"}
     for name, layer in layers.items():
         assert layer["Metadata"]["BuildMethod"] == "makefile"
         folder = ROOT / layer["Properties"]["ContentUri"]
@@ -48,6 +51,8 @@ def test_each_layer_is_built_by_its_makefile_from_its_requirements() -> None:
     assert names(ROOT / "layers" / "tokens" / "requirements.txt") == TOKEN_DISTRIBUTIONS
     assert names(ROOT / "layers" / "policy" / "requirements.txt") == {"cedarpy"}
     assert "cedarpy" not in names(ROOT / "layers" / "riverbeam" / "requirements.txt")
+    assert "mcp" not in names(ROOT / "layers" / "riverbeam" / "requirements.txt")
+    assert names(ROOT / "layers" / "mcp" / "requirements.txt") == {"mcp"}
 
 
 def test_the_project_installs_what_both_layers_carry() -> None:
@@ -55,6 +60,10 @@ def test_the_project_installs_what_both_layers_carry() -> None:
     installed = {re.split(r"[\[<>=!~; ]", d, maxsplit=1)[0].lower() for d in project}
     for folder in ("riverbeam", "tokens"):
         assert names(ROOT / "layers" / folder / "requirements.txt") <= installed, folder
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert names(ROOT / "layers" / "mcp" / "requirements.txt") <= {
+        re.split(r"[\[<>=!~; ]", d, maxsplit=1)[0].lower() for d in extras["mcp"]
+    }
     # Cedar is for the functions that decide and for local use (riverbeam dev, policy check): a dev extra
     dev = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["dev"]
     extras = {re.split(r"[\[<>=!~; ]", d, maxsplit=1)[0].lower() for d in dev}

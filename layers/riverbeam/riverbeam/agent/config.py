@@ -29,6 +29,7 @@ import dataclasses
 import functools
 import importlib
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
@@ -136,6 +137,8 @@ class AgentSpec(_Strict):
 class AgentsFile(_Strict):
     agents: dict[str, AgentSpec]
     mcp_servers: dict[str, McpServerSpec] = Field(default_factory=dict)
+    # your own code, relative to the file: on the import path here; `sam build` ships it in the layer
+    code: str = Field(default="agent_code", min_length=1)
 
     @model_validator(mode="after")
     def _servers_declared(self) -> Self:
@@ -256,6 +259,12 @@ def build_runners(
     return runners
 
 
+def _import_from(folder: Path) -> None:
+    """Your code's folder on the import path, where it exists (in Lambda the layer's python/ holds it)."""
+    if folder.is_dir() and str(folder.resolve()) not in sys.path:
+        sys.path.append(str(folder.resolve()))
+
+
 def configured_runners(
     path: str | Path,
     *,
@@ -267,6 +276,7 @@ def configured_runners(
     """The runners of the agents file at `path`; ConfigError names the file and what is wrong in it. The
     agents' policy files are read and checked too, and kept in `policies` where it is given."""
     config = load_agents(path)
+    _import_from(Path(path).parent / config.code)
     try:
         runners = build_runners(config, work_tree=work_tree, offline=offline, client=client)
         found = load_policies({name: spec.policy for name, spec in config.agents.items()}, path)
