@@ -4,7 +4,6 @@ each run completes. Real HTTP requests to the stack as a child process; git read
 
 from __future__ import annotations
 
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -14,19 +13,24 @@ from typing import Any
 import pytest
 from riverbeam_local.clients.dev_process import DevProcess, running
 
-from tests.support.devstack import TIMEOUT_SECONDS, git, http, remote_refs, work_commit
+from tests.support.devstack import TIMEOUT_SECONDS, http, remote_refs, work_commit
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 REFS = ("docs/update", "main")
 ORDERS = {"older first": (0, 1), "newer first": (1, 0)}
+PUSH_LOG = "pushes.log"
 
 
 @pytest.fixture
 def dev(tmp_path: Path) -> Iterator[DevProcess]:
     with running(tmp_path) as process:
-        # the bare remote logs each change of a ref (a push that changes nothing leaves no line)
-        git(tmp_path, "remote.git", "config", "core.logAllRefUpdates", "always")
+        # the bare remote logs each ref a push changes: its post-receive hook (run by git's receive-pack and
+        # by dulwich's alike) appends the `<old> <new> <ref>` it is given, and a newline (dulwich gives none)
+        hook = tmp_path / "remote.git" / "hooks" / "post-receive"
+        hook.parent.mkdir(exist_ok=True)
+        hook.write_text(f"#!/bin/sh\n(cat; echo) >> '{tmp_path / PUSH_LOG}'\n")
+        hook.chmod(0o755)
         yield process
 
 
@@ -77,11 +81,10 @@ def ended_run(dev: DevProcess, run_id: str) -> dict[str, Any]:
 
 
 def pushes(data_dir: Path, ref: str) -> list[str]:
-    """The changes the pushes made to a ref of the bare remote, one line each."""
-    try:
-        return git(data_dir, "remote.git", "reflog", "show", "--format=%H", f"refs/heads/{ref}").split()
-    except subprocess.CalledProcessError:  # never pushed
-        return []
+    """The commits the pushes set a ref of the bare remote to, one per push."""
+    log = data_dir / PUSH_LOG
+    updates = [line.split() for line in log.read_text().splitlines()] if log.exists() else []
+    return [words[1] for words in updates if words[2:] == [f"refs/heads/{ref}"]]
 
 
 @pytest.mark.parametrize("order", ORDERS)
