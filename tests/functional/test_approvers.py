@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from beam_store import BeamStore
-from riverbeam import AgentResult, Approvals, BeamError, RiverBeam, StreamAck, VoteAck
+from riverbeam import AgentResult, Approvals, BeamError, EventLog, RiverBeam, StreamAck, VoteAck
 
 from tests.support.agents import PushCounter, author_beam, invoke_body, resume_body
 from tests.support.stores import snapshot
@@ -15,9 +15,12 @@ from tests.support.stores import snapshot
 TWO_OF_OPS = Approvals(users=("ana", "bo"), groups=("ops",), required=2, self_approval=False)
 
 
-def _asked(store: BeamStore, approvals: Approvals) -> tuple[RiverBeam, PushCounter, AgentResult]:
+def _asked(
+    store: BeamStore, approvals: Approvals, events: EventLog | None = None
+) -> tuple[RiverBeam, PushCounter, AgentResult]:
     """u1 asks the author to push; git_push's actions are answered by `approvals`."""
     beam, counter = author_beam(store)
+    beam.set_event_sink(events)
     beam.register_agent("author", beam.agents()["author"], approvals={"git_push": approvals})
     result = beam.invoke(invoke_body(user="u1"))
     assert isinstance(result, AgentResult) and result.interrupted
@@ -169,3 +172,21 @@ def test_the_inbox_lists_what_the_caller_may_answer_across_sessions(store: BeamS
     with pytest.raises(BeamError) as refused:
         beam.list_approvals(user_id="ana", status="resolved")
     assert refused.value.code == "BEM-001"
+
+
+def test_the_approval_events_name_the_approvers_and_the_votes(store: BeamStore) -> None:
+    log = EventLog()
+    beam, _, result = _asked(store, TWO_OF_OPS, events=log)
+    (requested,) = [e.detail for e in log if e.detail_type == "Approval Requested"]
+    assert requested["approvals"] == {
+        "users": ["ana", "bo"],
+        "groups": ["ops"],
+        "required": 2,
+        "self_approval": False,
+    }
+    _vote(beam, result, "ana")
+    assert [e.detail_type for e in log] == ["Approval Requested"]  # a vote alone decides nothing
+    _vote(beam, result, "bo", reason="fine")
+    (decided,) = [e.detail for e in log if e.detail_type == "Approval Decided"]
+    assert decided["by"] == {"kind": "person", "user_id": "bo"} and decided["decided_by"] == "bo"
+    assert [(v["user_id"], v["reason"]) for v in decided["votes"]] == [("ana", None), ("bo", "fine")]

@@ -11,9 +11,9 @@ an event keeps its id, `evt_<action_id>_<requested|decided|expired>`, in `detail
 dedupes on it.
 
     detail-type          when                                          detail (besides the action's audit)
-    Approval Requested   a run closed asking for the action (pending)  -
+    Approval Requested   a run closed asking for the action (pending)  approvals (where its tool names them)
     Approval Decided     a resume resolved it (submitted / cancelled)  decision, decided_by, decided_at,
-                                                                       request_id, reason, edited, ...
+                                                                       request_id, reason, edited, votes, ...
     Approval Expired     it expired: found past its time by a resume,  expired_by: sweep | resume | run,
                          by the interaction's next run, or the sweep    expired_at
 """
@@ -101,6 +101,8 @@ def _decision(action: Action) -> dict[str, Any]:
         **_bounded_args("edited_args", response.edited_args),
         "run_args_sha256": action.run_args_sha256,
         "resolved_run_id": action.resolved_run_id,
+        # each approver's vote, where a quorum decided (the last one decided)
+        **({"votes": [v.model_dump(mode="json") for v in response.votes]} if response.votes else {}),
     }
 
 
@@ -126,6 +128,8 @@ def detail(action: Action, detail_type: DetailType, **extra: Any) -> dict[str, A
         "updated_at": action.updated_at,
         # the asking run's W3C trace context, where it was traced: a consumer's spans may link to it
         **({"traceparent": action.traceparent} if action.traceparent else {}),
+        # who may answer it, where its tool names approvers: a rule routes the request to them
+        **({"approvals": action.approvals.model_dump(mode="json")} if action.approvals else {}),
     }
     if detail_type == DECIDED:
         found |= _decision(action)
