@@ -6,6 +6,7 @@ groups are the principal's parents; a runner other than ToolAgentRunner has its 
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -198,3 +199,39 @@ def test_another_runners_requests_are_decided_and_it_goes_on(store: BeamStore, w
     statuses = {a.args["ref"]: a.status for a in store.list_actions(str(result.interaction_id))}
     assert statuses == {"docs/a": "resolved", "forced": "denied", **({"main": "pending"} if with_ask else {})}
     assert [r.args["ref"] for r in result.action_required] == (["main"] if with_ask else [])
+
+
+class ReaskingRunner:
+    """A runner of its own that asks for each push of the interaction's message under ids of its own, and
+    on a resume asks again for those not answered yet (a partial resume)."""
+
+    def __init__(self, counter: PushCounter) -> None:
+        self.push = counter.tool()
+
+    def run(self, input: AgentInput, emit: Emit) -> AgentResult:
+        asked = [m for m in input.history if m.role == "human" and m.interaction_id == input.interaction_id]
+        refs = asked[0].content[0].text.split()[1:]  # type: ignore[union-attr]
+        ids = {r: str(uuid.uuid5(uuid.NAMESPACE_URL, f"{input.interaction_id}/{r}")) for r in refs}
+        for answer in input.actions:
+            if answer.status == "submitted":
+                self.push.invoke(answer.args)
+        answered = {a.action_id for a in input.actions}
+        waiting = [ActionRequest(action_id=ids[r], tool="git_push", args={"ref": r}) for r in refs]
+        waiting = [w for w in waiting if w.action_id not in answered]
+        return AgentResult(interrupted=bool(waiting), action_required=waiting)
+
+
+def test_an_action_asked_again_on_a_resume_is_not_decided_again(store: BeamStore) -> None:
+    counter = PushCounter()
+    beam = RiverBeam(store)
+    beam.register_agent("author", ReaskingRunner(counter), policy=Policy(POLICY))
+    result = beam.invoke(invoke_body(text="push main other"))
+    assert isinstance(result, AgentResult) and len(result.action_required) == 2
+    other = next(r for r in result.action_required if r.args["ref"] == "other")
+    body = resume_body(result)
+    body["actions"] = [{"action_id": other.action_id, "status": "submitted"}]
+    body["auth_context"]["groups"] = ["releasers"]
+    beam.resume(body)
+    # main waits as it was asked: the releasers' group of the resume does not decide it afresh
+    statuses = {a.args["ref"]: a.status for a in store.list_actions(str(result.interaction_id))}
+    assert statuses == {"main": "pending", "other": "resolved"} and counter.pushed == ["other"]

@@ -8,6 +8,7 @@ goes on in the same run with those answers, as on a resume, until all it asks fo
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from beam_store import Action, ActionResponseRecord, Message, args_sha256
@@ -65,17 +66,24 @@ def _action(step: Step, call: DecidedCall, result: AgentResult, now: str) -> Act
 
 
 def decide_requests(
-    runner: AgentRunner, input: AgentInput, result: AgentResult, gate: CallGate, emit: Emit
+    runner: AgentRunner,
+    input: AgentInput,
+    result: AgentResult,
+    gate: CallGate,
+    emit: Emit,
+    stored: Collection[str] = (),
 ) -> AgentResult:
     """`result` with each of its `action_required` entries decided: those that ask stay; the runner is
-    run again with the others answered, as often as it asks for calls decided without asking."""
+    run again with the others answered, as often as it asks for calls decided without asking. An entry
+    that is an action already `stored` (asked for by an earlier run, still waiting) is left as it is."""
     from .execute import checked_result
 
     for _ in range(MAX_DECIDED_ROUNDS):
         decided = [
             DecidedCall(r.action_id or "", r.tool, r.args, d)
             for r in result.action_required
-            if (d := gate.decide(r.tool, r.args, confirm_required=True)).effect != "ask"
+            if r.action_id not in stored
+            and (d := gate.decide(r.tool, r.args, confirm_required=True)).effect != "ask"
         ]
         if not decided:
             return result

@@ -112,6 +112,13 @@ def agent_input(step: Step, gate: CallGate | None = None) -> AgentInput:
     )
 
 
+def _stored_actions(setup: Setup, step: Step) -> set[str]:
+    """The ids of the interaction's actions so far (one Query, on a resume only: an invoke's are new)."""
+    if step.kind != "resume":
+        return set()
+    return {a.action_id for a in setup.store.list_actions(step.interaction.interaction_id)}
+
+
 def _run_agent(
     setup: Setup, step: Step, emitter: FrameEmitter, log: StepLog
 ) -> tuple[AgentResult, BeamError | None]:
@@ -121,7 +128,8 @@ def _run_agent(
         input = agent_input(step, gate)
         result = checked_result(step.runner.run(input, emitter.emit))
         if gate.policy is not None and not getattr(step.runner, "decides_calls", False):
-            result = decisions.decide_requests(step.runner, input, result, gate, emitter.emit)
+            stored = _stored_actions(setup, step)
+            result = decisions.decide_requests(step.runner, input, result, gate, emitter.emit, stored)
         return result, None
     except RunnerFailure as failed:
         failure = as_failure(failed.cause)
