@@ -149,3 +149,23 @@ def test_the_inbox_leaves_out_what_is_past_its_time(store: BeamStore) -> None:
     store.commit(steps.close(s, i, r, interrupted_with=[due]))
     listed = store.list_answerable(["user:cy"], now="2002-01-01T00:00:00.000000Z").actions
     assert [a.action_id for a in listed] == [late.action_id]
+
+
+def test_an_expired_action_leaves_every_inbox(store: BeamStore) -> None:
+    s = steps.session(sid(), "u1")
+    i = steps.interaction(s.session_id)
+    step, r = steps.begin(s, i)
+    store.commit(step)
+    due = steps.pending_action(i, r, "u1").model_copy(
+        update={
+            "approvals": Approvals(users=("cy",), groups=("ops",)),
+            "expires_at": "2001-01-01T00:00:00.000000Z",
+        }
+    )
+    store.commit(steps.close(s, i, r, interrupted_with=[due]))
+    principals = ["user:cy", "group:ops", "user:u1"]
+    assert [a.action_id for a in store.list_answerable(principals).actions] == [due.action_id]
+    after, expired_now = store.expire_action(due.action_id, "2002-01-01T00:00:00.000000Z")
+    assert expired_now and after is not None and after.status == "expired"
+    assert store.list_answerable(principals).actions == []  # not past its time only: gone
+    assert not [item for item in map(str, snapshot(store)) if "INBOX#" in item]

@@ -7,9 +7,8 @@ pending_index), and in each other approver's through an entry item beside it, in
                                       <created_at>#<id>
 
 The entries are written in the same transaction as the action: put when it is asked for and again with
-each vote (so the inbox shows the votes so far), deleted when it is resolved or cancelled. An action that
-expires keeps its entries (the expiry is one conditional update of the action item); the inbox leaves out
-what is past its time.
+each vote (so the inbox shows the votes so far), deleted when it is resolved, cancelled or expired. The
+inbox also leaves out what is past its time and not expired yet.
 """
 
 from __future__ import annotations

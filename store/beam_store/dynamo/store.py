@@ -33,7 +33,7 @@ from .content import ContentStore, projected_sizes, transaction_writes
 from .expiry_write import expiry_update
 from .expressions import Expression
 from .frame_items import RunFrames
-from .inbox_items import InboxQueries
+from .inbox_items import InboxQueries, entry_writes
 from .items import (
     GSI1,
     GSI2,
@@ -221,18 +221,20 @@ class DynamoBeamStore(RequestRecords, RunFrames, InboxQueries):
     def expire_action(
         self, action_id: str, now: str, *, outbox: ExpiryEvents | None = None
     ) -> tuple[Action | None, bool]:
-        """A GetItem, then the conditional UpdateItem; with `outbox`, the update and the events' items in
-        one TransactWriteItems instead (as many requests: the events cost no request of their own)."""
+        """A GetItem, then the conditional UpdateItem; with `outbox` (or approvers' inbox entries to delete),
+        the update and those items in one TransactWriteItems instead (as many requests)."""
         current = self.get_action(action_id)
         if current is None or not overdue(current, now):
             return current, False
         expired = expired_record(current, now)
         update = expiry_update(self.table_name, expired, now)
         events = outbox_items(outbox(expired.model_copy(deep=True))) if outbox is not None else []
+        # its events, and its other approvers' inbox entries deleted, in the same write
+        also = [*({"Put": {"TableName": self.table_name, "Item": i}} for i in events)]
+        also += entry_writes(expired, self.table_name)
         try:
-            if events:
-                puts = [{"Put": {"TableName": self.table_name, "Item": item}} for item in events]
-                self.client.transact_write_items(TransactItems=cast(Any, [{"Update": update}, *puts]))
+            if also:
+                self.client.transact_write_items(TransactItems=cast(Any, [{"Update": update}, *also]))
             else:
                 self.client.update_item(**update)
         except ClientError as error:
