@@ -9,7 +9,16 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectTimeoutError,
+    CredentialRetrievalError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    NoRegionError,
+    PartialCredentialsError,
+)
 
 from ..agent.llm import ModelTurn, OnText
 from ..errors import BeamError
@@ -116,6 +125,8 @@ class BedrockConverseModel:
             turn = StreamedTurn(on_text, skip=streamed)
             try:
                 turn.read(self.client.converse_stream(**request)["stream"])
+            except BotoCoreError as error:  # before an answer: no credentials, no region, no network
+                raise self._unreachable(error) from None
             except ClientError as error:
                 streamed = max(streamed, turn.streamed)
                 delay = self._retry_delay(error, attempt, deadline)
@@ -142,7 +153,29 @@ class BedrockConverseModel:
         logger.error("the model call failed", extra={"model_id": self.model_id, "code": code}, exc_info=error)
         if code.lower() in RETRYABLE:
             return BeamError("BEM-345", f"{self.model_id}: {code} after {attempts} attempts")
-        return BeamError(FAILURES.get(code.lower(), "BEM-346"), f"{self.model_id}: {code}")
+        said = str(error.response.get("Error", {}).get("Message") or "")[:300]  # Bedrock's why, as it says it
+        return BeamError(
+            FAILURES.get(code.lower(), "BEM-346"), f"{self.model_id}: {code}" + (f": {said}" if said else "")
+        )
+
+    def _unreachable(self, error: BotoCoreError) -> BeamError:
+        """A call that never reached the model, as a code naming the cause and the model."""
+        logger.error("the model could not be called", extra={"model_id": self.model_id}, exc_info=error)
+        region = getattr(getattr(self._client, "meta", None), "region_name", None) or "no region"
+        if isinstance(error, NoCredentialsError | PartialCredentialsError | CredentialRetrievalError):
+            return BeamError(
+                "BEM-357", f"{self.model_id}: no AWS credentials to call it ({type(error).__name__})"
+            )
+        if isinstance(error, NoRegionError):
+            return BeamError("BEM-358", f"{self.model_id}: no AWS region is set (AWS_REGION) to call it in")
+        if isinstance(error, EndpointConnectionError | ConnectTimeoutError):
+            message = (
+                f"{self.model_id}: Bedrock in {region} cannot be reached (no network, or no Bedrock there)"
+            )
+            return BeamError("BEM-359", message)
+        return BeamError(
+            "BEM-359", f"{self.model_id}: the call failed before an answer: {type(error).__name__}"
+        )
 
     def _finish(self, turn: StreamedTurn, names: dict[str, str]) -> ModelTurn:
         """The turn, its tool calls named as the agent's tools are (`names`: each one's Converse name)."""

@@ -25,9 +25,16 @@ from .step import Step
 from .voting import tool_approvals
 
 logger = logging.getLogger(__name__)
-# codes a failed non-streamed invoke raises as they are (the model's own failures among them: their
-# messages are ours and name no internals); anything else is BEM-500
-RAISABLE = {"BEM-002", "BEM-041", "BEM-503", *(f"BEM-34{n}" for n in range(9))}
+# codes a failed non-streamed invoke raises as they are (the model's own failures among them, and an MCP
+# server's or a model's that cannot be reached: their messages are ours and name no internals); anything
+# else is BEM-500
+RAISABLE = {
+    "BEM-002",
+    "BEM-041",
+    "BEM-503",
+    *(f"BEM-34{n}" for n in range(9)),
+    *(f"BEM-35{n}" for n in range(2, 10)),
+}
 # how long past the last of its actions' times a run's closing frames stay: the sweep comes within its
 # schedule (a minute by default); a day covers a backlog of sweeps or an outage
 EXPIRED_FRAME_MARGIN = 86400
