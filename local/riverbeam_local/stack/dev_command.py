@@ -196,6 +196,13 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 < args.sweep_seconds <= 86400:
         print(f"riverbeam dev: --sweep-seconds {args.sweep_seconds} is not in (0, 86400]", file=sys.stderr)
         return 2
+    if args.model == "bedrock":
+        from .bedrock_check import bedrock_problem
+
+        problem = bedrock_problem()
+        if problem is not None:
+            print(f"riverbeam dev: {problem}", file=sys.stderr)
+            return 2
     _logging(args.debug)
     from .server import StartError, run
 

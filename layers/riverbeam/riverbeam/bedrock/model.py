@@ -167,7 +167,9 @@ class BedrockConverseModel:
                 "BEM-357", f"{self.model_id}: no AWS credentials to call it ({type(error).__name__})"
             )
         if isinstance(error, NoRegionError):
-            return BeamError("BEM-358", f"{self.model_id}: no AWS region is set (AWS_REGION) to call it in")
+            return BeamError(
+                "BEM-358", f"{self.model_id}: no AWS region is set (AWS_DEFAULT_REGION) to call it in"
+            )
         if isinstance(error, EndpointConnectionError | ConnectTimeoutError):
             message = (
                 f"{self.model_id}: Bedrock in {region} cannot be reached (no network, or no Bedrock there)"
