@@ -169,6 +169,7 @@ def test_the_inbox_lists_what_the_caller_may_answer_across_sessions(store: BeamS
     assert listed("u1") == [] and listed("u2") == []  # four eyes: not their own
     _vote(beam, first, "ana")
     assert [len(a.votes) for a in beam.list_approvals(user_id="bo").actions] == [0, 1]
+    assert listed("ana") == [second_id]  # voted: no longer hers to answer
     with pytest.raises(BeamError) as refused:
         beam.list_approvals(user_id="ana", status="resolved")
     assert refused.value.code == "BEM-001"

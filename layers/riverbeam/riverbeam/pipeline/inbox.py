@@ -44,8 +44,9 @@ def approvals(
     cursor: str | None = None,
     limit: int | None = None,
 ) -> ApprovalPage:
-    """The pending actions the caller may answer, across sessions, newest first, after `cursor` (the page
-    before's); BEM-001 for another status, a cursor that is not one, a limit out of 1..100."""
+    """The pending actions the caller may answer (not voted on yet), across sessions, newest first, after
+    `cursor` (the page before's); BEM-001 for another status, a cursor that is not one, a limit out of
+    1..100."""
     if status != "pending":
         raise invalid([("status", "only pending actions are waiting for an approver")])
     if cursor is not None and not _CURSOR.match(cursor):
@@ -54,4 +55,7 @@ def approvals(
         raise invalid([("limit", f"not within 1..{MAX_LIMIT}")])
     principals = caller_principals(user_id, groups)
     page_size = limit or DEFAULT_LIMIT
-    return setup.store.list_answerable(principals, before=cursor, limit=page_size, now=setup.now())
+    page = setup.store.list_answerable(principals, before=cursor, limit=page_size, now=setup.now())
+    # what the caller voted on is no longer theirs to answer (a second vote is refused)
+    unvoted = [a for a in page.actions if all(v.user_id != user_id for v in a.votes)]
+    return page._replace(actions=unvoted)

@@ -49,9 +49,10 @@ export class ApiError extends Error {
 // The caller as the deployment's AuthMode wants it told (CONTRACT 3.8): with `none`, the body's auth_context
 // and the user_id query parameter (and the local stack's secret: a bearer header, ?secret= on the WebSocket);
 // with `jwt`, a bearer token on HTTP and ?token= on the WebSocket (browsers cannot set a WebSocket's
-// headers). `who()` gives {user, token} from the page's fields.
+// headers). `who()` gives {user, token, groups} from the page's fields (groups: AuthMode none only; a
+// token carries its own).
 export async function credentials(who) {
-  const { user, token } = who();
+  const { user, token, groups = [] } = who();
   if (settings.auth === "jwt") {
     const bearer = settings.getToken ? await settings.getToken() : token;
     if (!bearer) throw new ApiError(0, "no token", "enter a token (the deployment's AuthMode is jwt)");
@@ -61,8 +62,8 @@ export async function credentials(who) {
   const secret = settings.secret;
   return {
     headers: secret ? { authorization: `Bearer ${secret}` } : {},
-    query: { user_id: user },
-    body: { auth_context: { user_id: user } },
+    query: groups.length ? { user_id: user, groups: groups.join(",") } : { user_id: user },
+    body: { auth_context: groups.length ? { user_id: user, groups } : { user_id: user } },
     socket: secret ? { user_id: user, secret } : { user_id: user },
   };
 }

@@ -1,14 +1,17 @@
-// The approval inbox: a session's conversation as it streams, and its pending approvals to decide.
+// The approval inbox: a session's conversation as it streams, and its pending approvals to decide; beside
+// it, every approval the caller may answer in any session (approver.js).
 // State that must survive a reload lives on the server (messages, pending actions, a run's frames) and in
 // the URL (?session=); the user id is kept in localStorage, the run this tab follows in sessionStorage.
 import { Api, Runs, Subscription, settings } from "./api.js";
 import { card, drawDiff, pretty, tickCountdowns, uuid4 } from "./approvals.js";
+import { startApproverView } from "./approver.js";
 import { visible, visibleJson } from "./display.js";
 
 const $ = (id) => document.getElementById(id);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const state = { session: null, notYours: false, generation: 0, loads: 0, socket: null, runs: null, bubbles: new Map(), calls: new Map(), failures: new Map() };
-const api = new Api(() => ({ user: $("user-id").value.trim(), token: $("token").value.trim() }));
+const groups = () => $("groups").value.split(",").map((name) => name.trim()).filter(Boolean);
+const api = new Api(() => ({ user: $("user-id").value.trim(), token: $("token").value.trim(), groups: groups() }));
 const runKey = (sessionId) => `riverbeam.run.${sessionId}`;
 
 // ------------------------------------------------------------------ errors and the conversation
@@ -140,7 +143,7 @@ async function decide(action, response) {
     shown.remove();
     throw error;
   }
-  followRun(ack.run_id);
+  if (ack.run_id) followRun(ack.run_id); // a vote short of the quorum starts no run (ack.pending)
   await loadApprovals();
 }
 
@@ -308,6 +311,8 @@ function start() {
   $("user-id").hidden = $("user-label").hidden = jwt;
   $("token").hidden = $("token-label").hidden = !jwt || Boolean(settings.getToken);
   $("user-id").value = params.get("user") || localStorage.getItem("riverbeam.user") || "";
+  $("groups").hidden = $("groups-label").hidden = jwt; // a token carries its own groups
+  $("groups").value = params.get("groups") || "";
   localStorage.setItem("riverbeam.user", $("user-id").value);
   $("agent").value = settings.agent;
   const identityChanged = () => {
@@ -331,6 +336,9 @@ function start() {
   $("new-session").addEventListener("click", () => openSession(uuid4()));
   $("message-form").addEventListener("submit", send);
   setInterval(() => tickCountdowns($("approvals")), 1000);
+  const refreshApprover = startApproverView(api, $, showError);
+  $("user-id").addEventListener("change", refreshApprover);
+  $("groups").addEventListener("change", refreshApprover);
   if (params.get("session")) openSession(params.get("session"));
 }
 

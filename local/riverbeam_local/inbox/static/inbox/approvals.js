@@ -113,6 +113,17 @@ function asked(action) {
   return line;
 }
 
+// "1 of 2 approvals: ana": where the action's tool needs several approvals (or names its approvers)
+function votes(action) {
+  const line = document.createElement("p");
+  line.className = "votes";
+  line.dataset.testid = "approval-votes";
+  const given = (action.votes || []).filter((vote) => vote.status === "submitted").map((vote) => vote.user_id);
+  const required = action.approvals.required || 1;
+  line.textContent = visible(`${given.length} of ${required} approvals${given.length ? `: ${given.join(", ")}` : ""}`);
+  return line;
+}
+
 function envelope(action, status, extra) {
   return {
     action_id: action.action_id,
@@ -154,6 +165,7 @@ export function card(template, action, decide) {
   node.dataset.createdAt = action.created_at || "";
   part(".tool").textContent = visible(action.tool);
   node.querySelector("header").after(asked(action));
+  if (action.approvals) node.querySelector(".asked").after(votes(action));
   part(".args").textContent = pretty(action.args);
   part("[data-testid=approval-hash]").textContent = visible(action.args_sha256 || "(none)");
   const warning = hiddenWarning(action.args);
