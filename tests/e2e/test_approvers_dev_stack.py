@@ -5,16 +5,20 @@ approver, the first vote is recorded without a run, the second pushes the branch
 from __future__ import annotations
 
 import json
+import os
+import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pexpect
 import pytest
 from riverbeam_local.clients.dev_process import DevProcess, running
 
 from tests.support.devstack import (
+    TIMEOUT_SECONDS,
     assert_none_left,
     remote_refs,
     riverbeam,
@@ -121,3 +125,43 @@ def test_the_chat_says_its_vote_is_recorded_and_an_approver_completes_the_quorum
         finally:
             chat.close(force=True)
         assert remote_refs(dev.data_dir)["refs/heads/docs/update"] == work_commit(dev.data_dir, "docs/update")
+
+
+def test_the_approver_chat_answers_the_inbox(dev: DevProcess) -> None:
+    session_id = str(uuid.uuid4())
+    code, result, _ = run(dev, "invoke", "--text", "Push docs/update", "--session", session_id, user="u1")
+    assert code == 0 and result["interrupted"]
+    flags = [
+        "--url",
+        dev.http_url,
+        "--secret",
+        secret_of(dev),
+        "--user",
+        "ana",
+        "--group",
+        "ops",
+        "--approver",
+    ]
+    chat = pexpect.spawn(
+        sys.executable,
+        ["-m", "riverbeam_local", "chat", *flags],
+        env={**os.environ, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"},
+        encoding="utf-8",
+        timeout=TIMEOUT_SECONDS,
+        dimensions=(50, 200),
+    )
+    try:
+        chat.expect(screen(f"u1 asks in session {session_id} (agent author); 0 of 2 approvals"))
+        chat.expect(screen('Approve git_push {"ref": "docs/update"}?'))
+        chat.send("y\r")
+        chat.expect(screen("your vote is recorded (1 of 2 approvals)"))
+        chat.expect(screen("nothing waits for you"))
+        code, ack, _ = run(
+            dev, "resume", "--approve", result["action_required"][0]["action_id"], user="bo", groups=("ops",)
+        )
+        assert code == 0 and ack["run_id"]
+        chat.sendintr()
+        chat.expect(pexpect.EOF)
+    finally:
+        chat.close(force=True)
+    assert chat.exitstatus == 0

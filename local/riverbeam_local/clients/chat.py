@@ -22,6 +22,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from ..display import hidden_warning, visible
 from ..stack_secret import find_secret
+from .approver_commands import add_group_option
 from .client import ApiClient, ClientError, Json, response
 from .options import add_connection_options, url_problem
 from .subscription import Subscription
@@ -46,6 +47,12 @@ def parser() -> argparse.ArgumentParser:
     add_connection_options(found)
     found.add_argument("--session", help="the session to talk in (default: a new one)")
     found.add_argument("--agent", default="author", help="the agent to talk to (default: %(default)s)")
+    found.add_argument(
+        "--approver",
+        action="store_true",
+        help="answer the approvals you may answer in any session (your inbox), one after another",
+    )
+    add_group_option(found)
     return found
 
 
@@ -231,9 +238,14 @@ def main(argv: list[str] | None = None) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print("riverbeam chat: needs a terminal (scripts use riverbeam invoke and resume)", file=sys.stderr)
         return 2
-    api = ApiClient(args.url, args.user, secret=find_secret(args.secret, url=args.url))
+    secret = find_secret(args.secret, url=args.url)
+    api = ApiClient(args.url, args.user, secret=secret, groups=tuple(args.group))
     chat = Chat(api, args.session or str(uuid.uuid4()), args.agent, View())
     try:
+        if args.approver:
+            from .approver_chat import answer_inbox
+
+            return asyncio.run(answer_inbox(chat))
         return asyncio.run(chat.run())
     except ClientError as error:
         print(f"riverbeam chat: {visible(error.line())}", file=sys.stderr)
