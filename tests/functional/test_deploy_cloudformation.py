@@ -352,6 +352,8 @@ def _expected_resources(stack: Stack, described: dict[str, Any], bus_arn: str) -
         "ReadGitCredentials": f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:"
         + stack.parameters.get("GitCredentialsSecret", "")
         + "-??????",
+        # McpHeaderSecretArns: left empty, a secret no one can create
+        "ReadMcpHeaders": f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:-??????",
     }
 
 
