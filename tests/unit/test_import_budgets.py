@@ -43,7 +43,7 @@ NEVER = (
     "riverbeam_local",  # the local tooling is never deployed
     "opentelemetry.sdk",  # spans are exported by the runtime's collector, not by the SDK in process
     "cedarpy",  # the policy layer's: only where an agent has a policy (none here), on its first decision
-    "aws_xray_sdk",  # Powertools' Tracer: only with DetailedTracing on
+    "aws_xray_sdk",  # not a dependency: traces are OpenTelemetry's (Powertools' Tracer is gone)
     "aws_lambda_powertools.event_handler",  # the router serves the routes: no resolver (~110 ms)
     "riverbeam.aws.openapi",  # built by GET /openapi.json alone
     "yaml",  # the layer's agents.json is read with json
@@ -58,14 +58,13 @@ MUST = {
     "sweep": {"riverbeam.pipeline.sweep", "riverbeam.aws.push"},
     "worker": {"riverbeam.pipeline.jobs", "riverbeam.pipeline.execute", "riverbeam.bedrock"},
 }
-# as deployed with the template's defaults (AuthMode jwt, ModelMode bedrock, DetailedTracing false)
+# as deployed with the template's defaults (AuthMode jwt, ModelMode bedrock, AdotLayerArn empty)
 DEPLOYED = {
     **SETTINGS,
     "RIVERBEAM_AGENTS_FILE": str(LAYER / "agents.json"),
     "RIVERBEAM_MODEL": "bedrock",
     "AUTH_MODE": "jwt",
     "JWT_ISSUER": "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_probe",
-    "POWERTOOLS_TRACE_DISABLED": "true",
 }
 
 
