@@ -22,8 +22,6 @@ ONLY = {
     "riverbeam.tools": AGENT_FUNCTIONS,
     "riverbeam.policy.cedar": AGENT_FUNCTIONS,  # Cedar's policies (a decision's record is every one's)
     "riverbeam.pipeline.accept": AGENT_FUNCTIONS,
-    "dulwich": AGENT_FUNCTIONS,
-    "mcp": AGENT_FUNCTIONS,
     # OpenTelemetry's API, for the spans of a run
     "opentelemetry": AGENT_FUNCTIONS,
     # a run, its model and its Bedrock client: the worker's (a non-streamed invoke's on first use)
@@ -47,6 +45,8 @@ NEVER = (
     "aws_lambda_powertools.event_handler",  # the router serves the routes: no resolver (~110 ms)
     "riverbeam.aws.openapi",  # built by GET /openapi.json alone
     "yaml",  # the layer's agents.json is read with json
+    "dulwich",  # the git tools': imported by a container's first git tool call (~0.3-0.8 s), never at init
+    "mcp",  # the MCP layer's: only where an agent names an MCP server (none here), by its first use
 )
 # what init imports so that no request pays for it (what RiverBeam would import on first use)
 MUST = {
