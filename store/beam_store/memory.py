@@ -226,6 +226,15 @@ class InMemoryStore(InboxInMemory, OutboxInMemory):
         found = [json.loads(body) for _, body in kept]
         return found if limit is None else found[: max(limit, 0)]
 
+    def revoke_grant(self, session_id: str, grant_id: str, user_id: str) -> bool:
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None or session.user_id != user_id or grant_id not in session.grants:
+                return False
+            left = {k: v for k, v in session.grants.items() if k != grant_id}
+            self._sessions[session_id] = session.model_copy(update={"grants": left})
+            return True
+
     def reserve_session(self, session: Session) -> Session:
         with self._lock:
             stored = self._sessions.setdefault(session.session_id, session.model_copy(deep=True))
@@ -326,8 +335,7 @@ class InMemoryStore(InboxInMemory, OutboxInMemory):
             raise conflict
 
     def _apply(self, step: StepWrite) -> list[Message]:
-        now = step.run.updated_at
-        sid = step.session.session_id
+        now, sid = step.run.updated_at, step.session.session_id
         current = self._sessions.get(sid)
         last_seq = current.last_seq if current else 0
         changes: dict[str, object] = {"updated_at": now, "last_seq": last_seq + len(step.messages)}
@@ -335,6 +343,7 @@ class InMemoryStore(InboxInMemory, OutboxInMemory):
             changes["last_active_at"] = now
         base = current if current is not None else step.session
         changes["open_interactions"] = opened_after(step, base.open_interactions, last_seq + 1)
+        changes["grants"] = base.grants | {g.grant_id: g for g in step.add_grants}
         self._sessions[sid] = base.model_copy(deep=True, update=changes)
 
         interaction = step.interaction

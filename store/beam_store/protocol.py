@@ -129,6 +129,11 @@ class BeamStore(Protocol):
         """The run's unexpired frames with frame_seq > after_seq, in order."""
         ...
 
+    def revoke_grant(self, session_id: str, grant_id: str, user_id: str) -> bool:
+        """Remove the standing grant `grant_id` of a session `user_id` owns (one conditional write); False,
+        and nothing written, where the session, its owner or the grant is not so."""
+        ...
+
     def reserve_session(self, session: Session) -> Session:
         """Create `session` unless one with its id exists; returns the stored session (new or existing)."""
         ...

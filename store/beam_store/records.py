@@ -85,6 +85,24 @@ ContentPart = Annotated[
 ]
 
 
+GrantScope = Literal["tool", "args"]
+
+
+class Grant(WireModel):
+    """A standing grant ("always allow", CONTRACT 10): the session's later calls of `tool` (any args for
+    scope `tool`, args hashing to `args_sha256` for scope `args`) run without asking."""
+
+    grant_id: str
+    tool: str
+    scope: GrantScope
+    args_sha256: str | None = None
+    created_at: str
+    created_by: str
+
+    def covers(self, tool: str, args_hash: str) -> bool:
+        return tool == self.tool and (self.scope == "tool" or args_hash == self.args_sha256)
+
+
 class Session(WireModel):
     session_id: str
     user_id: str
@@ -94,6 +112,8 @@ class Session(WireModel):
     # the session's interactions in progress (running or waiting for approval), each with the seq its
     # messages start from: left out of the conversation other interactions' models see (CONTRACT 3.11)
     open_interactions: dict[str, int] = Field(default_factory=dict)
+    # the session's standing grants by grant_id (its owner's: listed and revoked by them alone)
+    grants: dict[str, Grant] = Field(default_factory=dict)
     created_at: str
     updated_at: str
 

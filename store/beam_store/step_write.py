@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal, NamedTuple
 
 from .outbox import OutboxEvent
-from .records import Action, ContentPart, Interaction, Message, MessageRole, MessageType, Run, Session
+from .records import Action, ContentPart, Grant, Interaction, Message, MessageRole, MessageType, Run, Session
 
 
 class MessageDraft(NamedTuple):
@@ -35,6 +35,7 @@ class StepWrite:
     tell_expired: each must be expired and not told yet (no resolved_run_id): `run` tells the agent.
     frames: written as `append_frames` would, in the same write.
     outbox: the events the step publishes (outbox.py), kept in the same write.
+    add_grants: standing grants put on the session (a resume's approval that grants), in the same write.
 
     A plain class, not a data class: one costs every cold start a millisecond or more to make.
     """
@@ -57,6 +58,7 @@ class StepWrite:
         frames: list[dict[str, Any]] | None = None,
         frames_expire_at: int = 0,
         outbox: list[OutboxEvent] | None = None,
+        add_grants: list[Grant] | None = None,
     ) -> None:
         self.session, self.session_op = session, session_op
         self.interaction, self.interaction_op = interaction, interaction_op
@@ -71,6 +73,7 @@ class StepWrite:
         self.frames: list[dict[str, Any]] = frames if frames is not None else []
         self.frames_expire_at = frames_expire_at
         self.outbox: list[OutboxEvent] = outbox if outbox is not None else []
+        self.add_grants: list[Grant] = add_grants if add_grants is not None else []
 
 
 def numbered(step: StepWrite, after_seq: int) -> list[Message]:

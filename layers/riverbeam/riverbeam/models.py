@@ -89,11 +89,15 @@ class ActionResponseEnvelope(RequestModel):
     # the hash of the args the approver saw (a mismatch is BEM-067), and args to approve instead
     args_sha256: str | None = None
     edited_args: dict[str, Any] | None = None
+    # approve and run the session's later calls of this tool unasked: any args, or exactly these
+    grant: Literal["tool", "args"] | None = None
 
     @model_validator(mode="after")
     def _edits_approve(self) -> Self:
         if self.edited_args is not None and self.status != "submitted":
             raise ValueError("edited_args go with status submitted only")
+        if self.grant is not None and self.status != "submitted":
+            raise ValueError("grant goes with status submitted only")
         return self
 
 

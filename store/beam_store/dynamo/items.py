@@ -49,6 +49,7 @@ from ..approvers import approval_cursor, owner_approves, user_principal
 from ..records import (
     Action,
     Connection,
+    Grant,
     Interaction,
     Message,
     RequestRecord,
@@ -75,6 +76,8 @@ PENDING_KEY = "PENDING"
 GSI4 = "gsi4"
 TTL_ATTRIBUTE = "expires_at"
 OPEN_PREFIX = "open#"
+# a standing grant on the session item: `grant#<grant id>`, its JSON (set or removed with no read)
+GRANT_PREFIX = "grant#"
 WAITING_ATTRIBUTE = "waiting_on"
 MAX_SEQ = 10**12 - 1
 MAX_FRAME = 10**8 - 1
@@ -144,6 +147,11 @@ def load(model: type[M], item: Item | None) -> M | None:
         attrs["open_interactions"] = {
             name[len(OPEN_PREFIX) :]: value for name, value in attrs.items() if name.startswith(OPEN_PREFIX)
         }
+        attrs["grants"] = {
+            name[len(GRANT_PREFIX) :]: json.loads(value)
+            for name, value in attrs.items()
+            if name.startswith(GRANT_PREFIX)
+        }
     return model.model_validate(attrs)
 
 
@@ -202,8 +210,17 @@ def open_attribute(interaction_id: str) -> str:
 
 def session_item(session: Session) -> Item:
     opened = {open_attribute(i): serialize(seq) for i, seq in session.open_interactions.items()}
-    attrs = {k: v for k, v in record_attrs(session).items() if k != "open_interactions"}
-    return session_key(session.session_id) | attrs | opened | {"entity": {"S": "session"}}
+    granted = {grant_attribute(g): grant_value(g) for g in session.grants.values()}
+    attrs = {k: v for k, v in record_attrs(session).items() if k not in ("open_interactions", "grants")}
+    return session_key(session.session_id) | attrs | opened | granted | {"entity": {"S": "session"}}
+
+
+def grant_attribute(grant: Grant) -> str:
+    return GRANT_PREFIX + grant.grant_id
+
+
+def grant_value(grant: Grant) -> Any:
+    return serialize_json(grant.model_dump(mode="json", exclude_none=True))
 
 
 def interaction_item(interaction: Interaction) -> Item:

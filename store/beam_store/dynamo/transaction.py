@@ -42,6 +42,8 @@ from .items import (
     action_gsi2sk,
     action_key,
     frame_item,
+    grant_attribute,
+    grant_value,
     interaction_item,
     interaction_key,
     load,
@@ -151,6 +153,7 @@ def _session(step: StepWrite, exists: bool, expected_seq: int, now: str) -> tupl
     changes = {"updated_at": serialize(now)}
     if step.touch_last_active:
         changes["last_active_at"] = serialize(now)
+    changes |= {grant_attribute(g): grant_value(g) for g in step.add_grants}
     conditions = [e.exists(), e.eq("user_id", step.session.user_id)]
     if count:
         changes["last_seq"] = serialize(expected_seq + count)

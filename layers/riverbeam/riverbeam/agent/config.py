@@ -88,6 +88,8 @@ class Approvers(_Strict):
 
 class ToolSettings(_Strict):
     editable: bool | None = None
+    # false: an approval may not grant the tool for the rest of the session ("always allow")
+    grantable: bool | None = None
     expires_after: float | None = Field(default=None, gt=0)
     # who may answer the tool's actions (CONTRACT 11): by default the session's owner alone
     approvers: Approvers | None = None
@@ -221,6 +223,7 @@ def _configured(made: Tool, spec: AgentSpec, listed_as: str) -> Tool:
         made,
         confirm_required=made.confirm_required or made.name in spec.approval or listed_as in spec.approval,
         editable=made.editable and settings.editable is not False,
+        grantable=made.grantable and settings.grantable is not False,
         expires_after=expires_after,
         approvals=settings.approvals() or made.approvals,
     )

@@ -77,7 +77,8 @@ class RunnerFailure(Exception):
 @runtime_checkable
 class AgentRunner(Protocol):
     """`run` is all a runner needs. It may also have `validate_args(tool, args)`, the (field, problem)
-    pairs of args that do not fit a tool's schema, and `editable(tool)`, whether a person may edit a
-    tool's args when approving it; a runner without them takes any JSON object, for any tool."""
+    pairs of args that do not fit a tool's schema, `editable(tool)`, whether a person may edit a
+    tool's args when approving it, and `grantable(tool)`, whether an approval may grant it for the rest
+    of the session; a runner without them takes any JSON object, for any tool, and any grant."""
 
     def run(self, input: AgentInput, emit: Emit) -> AgentResult: ...

@@ -5,16 +5,16 @@ run here (execute.py) or by a worker (jobs.py)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, NamedTuple
 
-from beam_store import Action, ActionConflict, Message, Session, StepWrite, new_id
+from beam_store import Action, ActionConflict, Grant, Message, Session, StepWrite, new_id
 
 from ..agent.registry import AgentRunner
 from ..errors import BeamError
 from ..models import ActionResponseEnvelope, InvokeRequest, ResumeHead, ResumeRequest, RunJob, VoteAck
 from . import approval_events as events
-from . import checks, expiry, intake, retries, voting, writes
+from . import checks, expiry, grants, intake, retries, voting, writes
 from .frames import started_frame
 from .history import read as read_conversation
 from .setup import Setup
@@ -161,6 +161,7 @@ def _resolving_step(
     retries.resumed_before(req, found, responses, sha256, setup.clock())
     refused = checks.first_refusal(found, responses, req, edit_rules(runner), now)
     refused = refused or voting.vote_refusal(found, responses, user)
+    refused = refused or grants.grant_refusal(found, responses, _grantable(runner), approver=approver)
     if refused is not None:
         raise expiry.settle_refusal(setup, found, refused, now, ids)
     interaction = interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
@@ -175,6 +176,7 @@ def _resolving_step(
     drafts += [d for action in resolved for d in checks.resolution_messages(action, run.run_id, now)]
     lost = _lost(setup, req, responses, (ids, now, sha256))
     decided = _decisions(resolved, now)
+    granted = grants.made_grants(resolved, responses, user, now)
     opening = StepWrite(
         session=session,
         session_op="update",
@@ -188,10 +190,11 @@ def _resolving_step(
         frames=[started_frame(run, "resume")],
         frames_expire_at=setup.frames_expire_at(),
         outbox=events.outbox(decided),
+        add_grants=granted,
     )
     written = writes.commit(setup.store, opening, on_action=lost)
     step = Step(
-        session=after(session, written),
+        session=with_grants(after(session, written), granted),
         interaction=interaction,
         run=run,
         kind="resume",
@@ -205,6 +208,19 @@ def _resolving_step(
     events.deliver(setup.events, decided)
     _log_decided(step, resolved)
     return step
+
+
+def _grantable(runner: AgentRunner) -> Callable[[str], bool]:
+    """What the runner says of grants (its optional `grantable(tool)`); by default any tool."""
+    grantable = getattr(runner, "grantable", None)
+    return grantable if callable(grantable) else lambda tool: True
+
+
+def with_grants(session: Session, granted: list[Grant]) -> Session:
+    """The session as the opening write leaves it: with the grants it made (its run decides by them)."""
+    if not granted:
+        return session
+    return session.model_copy(update={"grants": {**session.grants, **{g.grant_id: g for g in granted}}})
 
 
 def _lost(

@@ -39,7 +39,7 @@ from .setup import (
 )
 
 if TYPE_CHECKING:
-    from beam_store import Action, BeamStore, Interaction, Message, Run, Session
+    from beam_store import Action, BeamStore, Grant, Interaction, Message, Run, Session
     from beam_store.approvers import ApprovalPage
     from beam_store.records import Approvals
 
@@ -295,6 +295,18 @@ class RiverBeam:
     ) -> list[dict[str, Any]]:
         """A streamed run's kept frames after `after_seq`, for a subscriber that connected late."""
         return reads.frames(self._setup, run_id, user_id, after_seq, limit)
+
+    def list_grants(self, session_id: str, *, user_id: str) -> list[Grant]:
+        """The session's standing grants, oldest first (its owner's only; CONTRACT 10)."""
+        from . import grants
+
+        return grants.list_grants(self._setup, session_id, user_id)
+
+    def revoke_grant(self, session_id: str, grant_id: str, *, user_id: str) -> None:
+        """Revoke one standing grant of the session: its later calls ask again."""
+        from . import grants
+
+        grants.revoke_grant(self._setup, session_id, grant_id, user_id)
 
     def read_action(self, action_id: str, *, user_id: str, groups: Sequence[str] = ()) -> Action:
         return reads.action(self._setup, action_id, user_id, groups)

@@ -86,6 +86,7 @@ def call_gate(setup: Setup, step: Step) -> CallGate:
         agent=step.run.agent_name,
         session_id=step.session.session_id,
         groups=step.groups,
+        grants=list(step.session.grants.values()),
     )
 
 
@@ -134,7 +135,7 @@ def _run_agent(
     try:
         input = agent_input(step, gate)
         result = checked_result(step.runner.run(input, emitter.emit))
-        if gate.policy is not None and not getattr(step.runner, "decides_calls", False):
+        if gate.decides and not getattr(step.runner, "decides_calls", False):
             stored = _stored_actions(setup, step)
             result = decisions.decide_requests(step.runner, input, result, gate, emitter.emit, stored)
         return result, None

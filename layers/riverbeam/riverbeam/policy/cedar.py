@@ -83,7 +83,8 @@ class Policy:
             return Decision("deny", _ids(run))
         if unattended.allowed:
             return Decision("allow", _ids(unattended))
-        return Decision("ask", _ids(run))
+        # not permitted with reasons: a forbid matched (a call no permit covers has none)
+        return Decision("ask", _ids(run), unattended_forbidden=bool(unattended.diagnostics.reasons))
 
 
 def _ids(result: cedarpy.AuthzResult) -> tuple[str, ...]:

@@ -17,11 +17,13 @@ DENIED_CODE = "BEM-080"
 class Decision:
     """`effect`: `allow` runs the call unasked, `ask` waits for a person, `deny` never runs it;
     `policy_ids`: the `@id`s of the policies that made it (Cedar's own ids where none is given);
-    `grant_id`: the session's standing grant that allowed it, where one did."""
+    `grant_id`: the session's standing grant that allowed it, where one did; `unattended_forbidden`:
+    on an ask, a `forbid` of `run_unattended` matched (so no grant may allow it either)."""
 
     effect: Effect
     policy_ids: tuple[str, ...] = ()
     grant_id: str | None = None
+    unattended_forbidden: bool = False
 
     def by(self) -> dict[str, Any]:
         """Who decided, as an action's `response.by` says it."""

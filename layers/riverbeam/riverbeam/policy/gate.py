@@ -1,11 +1,14 @@
 """The one place a proposed tool call is decided (CONTRACT 10): the agent's policy where it has one,
-else the tool's own `confirm_required` (asks) or not (runs). A gate is made per run, for the session's
+else the tool's own `confirm_required` (asks) or not (runs); a call that would ask and that one of the
+session's standing grants covers runs, unless a policy forbids it. A gate is made per run, for the session's
 owner and the caller's groups; it imports no Cedar (the policy it is given already has)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+from beam_store import Grant, args_sha256
 
 from .decision import Decision
 
@@ -27,12 +30,28 @@ class CallGate:
         agent: str,
         session_id: str,
         groups: Sequence[str] = (),
+        grants: Sequence[Grant] = (),
     ) -> None:
         self.policy = policy
         self.user_id, self.agent, self.session_id = user_id, agent, session_id
         self.groups = tuple(groups)
+        # the session's standing grants: a call one covers runs unasked, unless a policy forbids it
+        self.grants = tuple(grants)
+
+    @property
+    def decides(self) -> bool:
+        """Whether anything beside the tools' own confirm_required decides (a policy, a grant)."""
+        return self.policy is not None or bool(self.grants)
 
     def decide(self, tool: str, args: dict[str, Any], *, confirm_required: bool) -> Decision:
+        decision = self._by_policy(tool, args, confirm_required=confirm_required)
+        if decision.effect != "ask" or decision.unattended_forbidden or not self.grants:
+            return decision
+        digest = args_sha256(args)
+        grant = next((g for g in self.grants if g.covers(tool, digest)), None)
+        return decision if grant is None else Decision("allow", grant_id=grant.grant_id)
+
+    def _by_policy(self, tool: str, args: dict[str, Any], *, confirm_required: bool) -> Decision:
         if self.policy is None:
             return ASK if confirm_required else RUN
         return self.policy.decide(

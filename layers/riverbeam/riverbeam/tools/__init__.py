@@ -29,6 +29,8 @@ class Tool:
     expires_after: float | None = None
     # who may answer a call of it, where not the session's owner alone (agents.yaml's tool_settings)
     approvals: Approvals | None = None
+    # whether an approval may grant it for the rest of the session ("always allow", CONTRACT 10)
+    grantable: bool = True
 
     @functools.cached_property
     def args_model(self) -> type[BaseModel]:
@@ -90,6 +92,7 @@ def make_tool(
     confirm_required: bool = False,
     editable: bool = True,
     expires_after: float | None = None,
+    grantable: bool = True,
 ) -> Tool:
     tool_name = name or func.__name__
     _parameters(func, tool_name)  # a function no schema fits is refused when it is made a tool
@@ -100,6 +103,7 @@ def make_tool(
         confirm_required=confirm_required,
         editable=editable,
         expires_after=expires_after,
+        grantable=grantable,
     )
 
 
@@ -112,6 +116,7 @@ def tool(
     confirm_required: bool = False,
     editable: bool = True,
     expires_after: float | None = None,
+    grantable: bool = True,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -123,14 +128,21 @@ def tool(
     confirm_required: bool = False,
     editable: bool = True,
     expires_after: float | None = None,
+    grantable: bool = True,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """`@tool` or `@tool(confirm_required=True)`: a tool that needs a person's approval before it runs;
     `editable=False`: the person may approve or reject it, never change its args; `expires_after`:
-    the seconds a person has to answer (else the agent's time, 24 h by default)."""
+    the seconds a person has to answer (else the agent's time, 24 h by default); `grantable=False`: an
+    approval may not grant it for the rest of the session ("always allow")."""
     if func is not None:
         return make_tool(func)
     return lambda f: make_tool(
-        f, name=name, confirm_required=confirm_required, editable=editable, expires_after=expires_after
+        f,
+        name=name,
+        confirm_required=confirm_required,
+        editable=editable,
+        expires_after=expires_after,
+        grantable=grantable,
     )
 
 
