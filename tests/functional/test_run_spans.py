@@ -197,3 +197,43 @@ def test_untraced_the_action_keeps_no_context_and_the_resume_links_nothing() -> 
     loop.resume(resume_body(asked))
     assert [e.detail_type for e in log] == ["Approval Requested", "Approval Decided"]
     assert all("traceparent" not in e.detail for e in log)
+
+
+POLICY = """\
+@id("docs-unattended") permit (principal, action == Action::"run_unattended", resource == Tool::"git_push")
+  when { context.args has ref && context.args.ref like "docs/*" };
+@id("no-force") forbid (principal, action, resource == Tool::"git_push")
+  when { context.args has force && context.args.force == true };
+"""
+
+
+def test_a_policys_allow_and_deny_say_who_decided(recorded: Recorded) -> None:
+    from riverbeam import Policy
+
+    calls = [
+        ToolCall(name="git_push", args={"ref": "docs/x"}),  # the policy runs it unasked
+        ToolCall(name="git_push", args={"ref": "docs/y", "force": True}),  # the policy forbids it
+    ]
+
+    @tool(confirm_required=True)
+    def git_push(ref: str, force: bool = False) -> dict[str, str]:
+        """Push a branch."""
+        return {"pushed": ref}
+
+    loop = RiverBeam(InMemoryStore())
+    model = ScriptedModel([ModelTurn(tool_calls=calls), ModelTurn(text="Done.")])
+    loop.register_agent("author", ToolAgentRunner(model=model, tools=[git_push]), policy=Policy(POLICY))
+    result = loop.invoke(invoke_body())
+    assert not result.interrupted
+    (ran,) = recorded.named("execute_tool git_push")
+    assert attributes(ran)[attr.DECISION] == "allow"
+    assert attributes(ran)[attr.DECIDED_BY] == "policy:docs-unattended"
+    run = recorded.one("invoke_agent author")
+    (denied,) = [e for e in run.events if e.name == attr.CALL_DENIED]
+    assert dict(denied.attributes or {}) | {attr.TOOL_CALL_ID: "-"} == {
+        attr.TOOL_NAME: "git_push",
+        attr.TOOL_CALL_ID: "-",
+        attr.DECISION: "deny",
+        attr.DECIDED_BY: "policy:no-force",
+    }
+    assert recorded.still_open() == []

@@ -201,3 +201,10 @@ def test_without_a_tracer_provider_no_span_is_made_and_nothing_is_carried() -> N
         assert run is tool is trace.INVALID_SPAN
         spans.tool_outcome(tool, status="error", code="BEM-330")  # a no-op, no error
         assert trace_context.current_traceparent() is None and carriers.outgoing() == {}
+
+
+def test_who_decided_unasked_is_the_policy_with_its_ids_or_the_grant() -> None:
+    assert spans.decided_by({"kind": "policy", "policy_ids": ["a", "b"]}) == "policy:a,b"
+    assert spans.decided_by({"kind": "policy", "policy_ids": []}) == "policy"
+    assert spans.decided_by({"kind": "grant", "grant_id": "g-1"}) == "grant:g-1"
+    assert spans.decided_by(None) is None

@@ -102,11 +102,6 @@ class ToolAgentRunner:
         found = self.tools.get(tool)
         return found is None or found.editable
 
-    def grantable(self, tool: str) -> bool:
-        """Whether an approval may grant the tool for the rest of the session (CONTRACT 10)."""
-        found = self.tools.get(tool)
-        return found is None or found.grantable
-
     def run(self, input: AgentInput, emit: Emit) -> AgentResult:
         produced: list[NewMessage] = []
         outcomes: dict[str, ToolOutcome] = {}
@@ -204,10 +199,12 @@ class ToolAgentRunner:
                 continue
             if decision is not None and recorded(decision, confirm_required=confirm):
                 kept.decided.append(DecidedCall(call.tool_call_id, call.name, dict(call.args), decision))
+            by = _spans().decided_by(decision.by()) if decision else None
             if effect == "deny":
+                _spans().call_denied(tool=call.name, call_id=call.tool_call_id, decided_by=by)
                 part = self._refuse(kept.decided[-1], emit)
             else:
-                part = self._execute(call.tool_call_id, call.name, call.args, emit)
+                part = self._execute(call.tool_call_id, call.name, call.args, emit, decided_by=by)
             if confirm and effect == "allow":  # kept on its Action
                 kept.outcomes[call.tool_call_id] = _outcome(part)
             add(NewMessage(role="tool", content=[part]))
@@ -240,8 +237,10 @@ class ToolAgentRunner:
         emit: Emit,
         *,
         answered: ResolvedAction | None = None,
+        decided_by: str | None = None,
     ) -> ToolResultPart:
-        """The tool's call in its `execute_tool` span: `answered` by a person (`ask`), or run unasked."""
+        """The tool's call in its `execute_tool` span: `answered` by a person (`ask`), or run unasked
+        (`allow`; `decided_by` the policy or grant that allowed it, where one did)."""
         telemetry = _spans()
         with telemetry.tool_span(
             tool=name,
@@ -250,7 +249,7 @@ class ToolAgentRunner:
             decision="ask" if answered is not None else "allow",
             action_id=answered.action_id if answered is not None else None,
             args_sha256=answered.args_sha256 if answered is not None else None,
-            decided_by=answered.decided_by if answered is not None else None,
+            decided_by=answered.decided_by if answered is not None else decided_by,
         ) as span:
             part = self._call(call_id, name, args, emit)
             telemetry.tool_outcome(

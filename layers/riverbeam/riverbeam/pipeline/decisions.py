@@ -101,6 +101,11 @@ def _told(decided: list[DecidedCall], emit: Emit) -> list[NewMessage]:
     messages = []
     for call in decided:
         if call.decision.effect == "deny":
+            from ..telemetry import spans  # a run's only: writes imports this module in every function
+
+            spans.call_denied(
+                tool=call.tool, call_id=call.action_id, decided_by=spans.decided_by(call.decision.by())
+            )
             part = call.refusal()
             emit(
                 ToolResultFrame(

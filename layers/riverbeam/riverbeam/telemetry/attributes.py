@@ -38,6 +38,8 @@ DECIDED_AT = "riverbeam.decided_at"
 
 # the event an asking run's span carries per action it asks for
 APPROVAL_REQUESTED = "riverbeam.approval.requested"
+# the event a run's span carries per call a policy or a grant refused unasked
+CALL_DENIED = "riverbeam.call.denied"
 
 INVOKE_AGENT = "invoke_agent"
 CHAT = "chat"

@@ -162,6 +162,35 @@ def failed(span: Span, code: str, message: str = "") -> None:
     span.set_status(StatusCode.ERROR, f"{code}: {message}" if message else code)
 
 
+def decided_by(by: Mapping[str, Any] | None) -> str | None:
+    """Who decided a call unasked, as `riverbeam.decided_by` says it (`policy:<ids>`, `grant:<id>`), from
+    a decision's `by()`; None where nobody did (the tool's own confirm_required decided)."""
+    if not by:
+        return None
+    if by.get("kind") == "grant":
+        return f"grant:{by.get('grant_id')}"
+    ids = ",".join(str(i) for i in by.get("policy_ids") or ())
+    return f"policy:{ids}" if ids else "policy"
+
+
+def call_denied(*, tool: str, call_id: str, decided_by: str | None) -> None:
+    """A call refused unasked (it never runs, so it has no `execute_tool` span), as an event of the run's
+    span: `riverbeam.decision` `deny` and who decided."""
+    if not traced():
+        return
+    trace.get_current_span().add_event(
+        attr.CALL_DENIED,
+        _present(
+            {
+                attr.TOOL_NAME: tool,
+                attr.TOOL_CALL_ID: call_id,
+                attr.DECISION: "deny",
+                attr.DECIDED_BY: decided_by,
+            }
+        ),
+    )
+
+
 def approval_requested(
     span: Span, *, action_id: str, tool: str, args_sha256: str, expires_at: str | None = None
 ) -> None:
