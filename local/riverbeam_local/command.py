@@ -20,6 +20,8 @@ COMMANDS = {
     "frames": "print a run's frames, one JSON per line (--follow: until it is done)",
     "policy": "policy check FILE --tool T --args JSON: what an approval policy decides for one call",
     "approvals": "print the pending actions you may answer, across sessions, as JSON",
+    "grants": "grants SESSION: print a session's standing grants (always allow) as JSON",
+    "revoke": "revoke SESSION GRANT: revoke a standing grant; the session's calls ask again",
     "trace": "print a run's spans as a tree with timings (kept by dev --traces)",
 }
 

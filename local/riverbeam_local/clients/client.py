@@ -163,6 +163,16 @@ class ApiClient:
         page: Json = self.request("GET", "/approvals", status="pending", limit=limit, cursor=cursor)
         return page
 
+    def grants(self, session_id: str) -> Json:
+        """The session's standing grants (its owner's only)."""
+        found: Json = self.request("GET", f"/sessions/{urllib.parse.quote(session_id, safe='')}/grants")
+        return found
+
+    def revoke_grant(self, session_id: str, grant_id: str) -> None:
+        """Revoke one standing grant of the session: its later calls ask again."""
+        quoted = [urllib.parse.quote(i, safe="") for i in (session_id, grant_id)]
+        self.request("DELETE", f"/sessions/{quoted[0]}/grants/{quoted[1]}")
+
     def frames(self, run_id: str, after: int = -1) -> list[Json]:
         """The run's stored frames after `after`, every page of them."""
         path = f"/runs/{urllib.parse.quote(run_id, safe='')}/frames"
@@ -175,9 +185,10 @@ class ApiClient:
             after = int(page["next_after"])
 
 
-def response(action: Json, approve: bool, reason: str | None = None) -> Json:
+def response(action: Json, approve: bool, reason: str | None = None, grant: str | None = None) -> Json:
     """The ActionResponseEnvelope answering `action` (an `action_required` entry or an Action record) with
-    its stored tool and args, and the hash of the args where the action gave it."""
+    its stored tool and args, and the hash of the args where the action gave it; `grant` (`tool`, `args`)
+    approves it for the rest of the session too."""
     envelope: Json = {
         "action_id": action["action_id"],
         "kind": action.get("kind") or "confirmation",
@@ -189,4 +200,6 @@ def response(action: Json, approve: bool, reason: str | None = None) -> Json:
         envelope["args_sha256"] = action["args_sha256"]
     if not approve and reason:
         envelope["reason"] = reason
+    if approve and grant:
+        envelope["grant"] = grant
     return envelope

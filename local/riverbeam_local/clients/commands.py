@@ -62,7 +62,7 @@ def invoke(api: ApiClient, args: argparse.Namespace) -> None:
 
 def resume(api: ApiClient, args: argparse.Namespace) -> None:
     action = api.get("action", args.approve or args.reject)
-    envelope = response(action, approve=bool(args.approve), reason=args.reason)
+    envelope = response(action, approve=bool(args.approve), reason=args.reason, grant=args.grant)
     if action.get("user_id") != api.user:  # an approver of another's session: no frames to follow
         answered_as_approver(api, action, envelope, _print_json)
         return
@@ -75,6 +75,14 @@ def approvals(api: ApiClient, args: argparse.Namespace) -> None:
 
 def get(api: ApiClient, args: argparse.Namespace) -> None:
     _print_json(api.get(args.kind, args.id))
+
+
+def grants(api: ApiClient, args: argparse.Namespace) -> None:
+    _print_json(api.grants(args.session_id))
+
+
+def revoke(api: ApiClient, args: argparse.Namespace) -> None:
+    api.revoke_grant(args.session_id, args.grant_id)  # 204: nothing to print
 
 
 def frames(api: ApiClient, args: argparse.Namespace) -> None:
@@ -100,6 +108,9 @@ def _commands(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--approve", metavar="ACTION_ID", help="run the action's tool with its stored args")
     which.add_argument("--reject", metavar="ACTION_ID", help="refuse it: the tool does not run")
     answer.add_argument("--reason", help="why it is refused (with --reject)")
+    answer.add_argument(
+        "--grant", choices=("tool", "args"), help="with --approve: always allow the tool (or these args) here"
+    )
     read = found.add_parser("get", help="print a record as JSON")
     read.add_argument("kind", choices=list(RECORD_PATHS), help="messages: a session's messages")
     read.add_argument("id")
@@ -111,10 +122,15 @@ def _commands(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="wait for the run's frames until it is done (an ended run's at once)",
     )
+    granted = found.add_parser("grants", help="print a session's standing grants as JSON")
+    granted.add_argument("session_id")
+    revoking = found.add_parser("revoke", help="revoke a standing grant: the session's calls ask again")
+    revoking.add_argument("session_id")
+    revoking.add_argument("grant_id")
     listed = add_approvals_command(found)
     for command in (answer, read):
         add_group_option(command)
-    for command in (run, answer, read, replay, listed):
+    for command in (run, answer, read, replay, listed, granted, revoking):
         add_connection_options(command)
 
 
@@ -124,6 +140,8 @@ COMMANDS: dict[str, Callable[[ApiClient, argparse.Namespace], None]] = {
     "get": get,
     "frames": frames,
     "approvals": approvals,
+    "grants": grants,
+    "revoke": revoke,
 }
 
 

@@ -5,7 +5,7 @@ with GET /openapi.json."""
 import json
 from typing import Annotated, Any, Literal
 
-from beam_store import Action, Interaction, Message, Run, Session
+from beam_store import Action, Grant, Interaction, Message, Run, Session
 from beam_store.records import ActionStatus, action_cursor
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -60,6 +60,13 @@ class ApprovalsPage(Page):
 
     actions: list[Action]
     next_cursor: str | None = None
+
+
+class GrantsPage(Page):
+    """A session's standing grants, oldest first."""
+
+    session_id: str
+    grants: list[Grant]
 
 
 class FramesPage(Page):
@@ -129,6 +136,28 @@ def get_actions(
     return ActionsPage(
         session_id=session_id, actions=found, next_after=action_cursor(found[-1]) if more else None
     )
+
+
+@records_routes.get(
+    "/sessions/<session_id>/grants",
+    summary="A session's standing grants (always allow): the owner's only",
+    description="Each grant: `grant_id`, `tool`, `scope` (`tool`: any args; `args`: the args hashing to "
+    "`args_sha256`), `created_at`, `created_by`. A later call of the session a grant covers runs unasked.",
+    responses=error_answers("BEM-020", "BEM-030"),
+)
+def get_grants(request: Request, session_id: str, user_id: UserQuery = None) -> GrantsPage:
+    found = runtime.beam().list_grants(session_id, user_id=_reader(request, user_id))
+    return GrantsPage(session_id=session_id, grants=found)
+
+
+@records_routes.delete(
+    "/sessions/<session_id>/grants/<grant_id>",
+    summary="Revoke a standing grant: the session's later calls it covered ask again",
+    responses={204: {"description": "revoked"}} | error_answers("BEM-020", "BEM-030", "BEM-087"),
+)
+def delete_grant(request: Request, session_id: str, grant_id: str, user_id: UserQuery = None) -> Answer:
+    runtime.beam().revoke_grant(session_id, grant_id, user_id=_reader(request, user_id))
+    return answer(204, "")
 
 
 @records_routes.get(

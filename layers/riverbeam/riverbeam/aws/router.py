@@ -153,6 +153,9 @@ class Router:
     def post(self, path: str, **doc: Any) -> Callable[[RouteFunction], RouteFunction]:
         return self.route("POST", path, **doc)
 
+    def delete(self, path: str, **doc: Any) -> Callable[[RouteFunction], RouteFunction]:
+        return self.route("DELETE", path, **doc)
+
 
 class HttpApp:
     """The routes of one function: each request answered by its route, or BEM-010; a refusal (or a query
