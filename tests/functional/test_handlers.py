@@ -103,6 +103,7 @@ SAMPLES = [
     ("records/run", "records", 404),
     ("records/frames", "records", 404),
     ("records/action", "records", 404),
+    ("records/approvals", "records", 200),  # the approver's inbox (empty here)
     ("records/openapi", "records", 200),
     ("worker/job", "worker", None),
     ("worker/invoke_request", "worker", None),

@@ -5,7 +5,7 @@ run here (execute.py) or by a worker (jobs.py)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 
 from beam_store import Action, ActionConflict, Grant, Message, Session, StepWrite, new_id
@@ -114,11 +114,12 @@ def _checked_resume(
     session, approver = voting.owner_or_approver(found, session_id, head.auth_context.user_id)
     try:
         checks.require_uuid_action_ids(body)
+        req = intake.parse_request(ResumeRequest, body)
     except BeamError:
-        if approver:  # tell another's session nothing of its own
+        if approver:  # another's session: nothing told of it, nor of what was sent to it (CONTRACT 3.2)
             raise BeamError("BEM-031", field="session_id") from None
         raise
-    return _Resuming(intake.parse_request(ResumeRequest, body), runner, session, history, approver)
+    return _Resuming(req, runner, session, history, approver)
 
 
 def edit_rules(runner: AgentRunner) -> checks.EditRules:
@@ -161,7 +162,9 @@ def _resolving_step(
     retries.resumed_before(req, found, responses, sha256, setup.clock())
     refused = checks.first_refusal(found, responses, req, edit_rules(runner), now)
     refused = refused or voting.vote_refusal(found, responses, user)
-    refused = refused or grants.grant_refusal(found, responses, _grantable(runner), approver=approver)
+    refused = refused or grants.grant_refusal(
+        found, responses, grants.grantable_tools(runner), approver=approver
+    )
     if refused is not None:
         raise expiry.settle_refusal(setup, found, refused, now, ids)
     interaction = interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
@@ -208,12 +211,6 @@ def _resolving_step(
     events.deliver(setup.events, decided)
     _log_decided(step, resolved)
     return step
-
-
-def _grantable(runner: AgentRunner) -> Callable[[str], bool]:
-    """What the runner says of grants (its optional `grantable(tool)`); by default any tool."""
-    grantable = getattr(runner, "grantable", None)
-    return grantable if callable(grantable) else lambda tool: True
 
 
 def with_grants(session: Session, granted: list[Grant]) -> Session:
