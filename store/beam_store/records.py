@@ -299,6 +299,8 @@ class Action(WireModel):
     # who may answer it, where its tool says (else the session's owner alone), and the votes given so far
     approvals: Approvals | None = None
     votes: list[Vote] = Field(default_factory=list)
+    # whether its owner's approval may grant its tool for the rest of the session (a client offers it)
+    grantable: bool | None = None
     created_at: str
     updated_at: str
 

@@ -62,7 +62,7 @@ class Chat:
         self.term.send(line + "\r")
 
     def question(self, tool: str, args: str) -> None:
-        self.see(f"Approve {tool} {args}? [y/N]")
+        self.see(f"Approve {tool} {args}? [y/N/a]")  # git_push may be granted for the session
 
     def leave(self) -> int:
         self.say("/quit")
@@ -299,4 +299,28 @@ def test_a_push_the_remote_rejects_is_shown_once(dev: DevProcess, chat: Chat) ->
     assert [line for line in lines if "BEM-330" in line] == [next(x for x in lines if failure in x)], lines
     assert not any(line.startswith("error    BEM") for line in lines), lines
     assert any(line.startswith("author   : ") and "no pushes today" in line for line in lines), lines
+    assert chat.leave() == 0
+
+
+def test_a_always_allows_the_tool_for_the_rest_of_the_session(dev: DevProcess, chat: Chat) -> None:
+    chat.say("Push docs/update")
+    chat.question("git_push", '{"ref": "docs/update"}')
+    chat.say("a")
+    chat.see("approved git_push (always, here)")
+    chat.see("result   git_push ok ref=docs/update")
+    chat.expect(PROMPT)
+    status, listed = http(dev, "GET", f"/sessions/{chat.session_id}/grants?user_id=u1")
+    assert status == 200
+    [grant] = listed["grants"]
+    assert (grant["tool"], grant["scope"]) == ("git_push", "tool")
+
+    chat.say("Push main")  # granted: it runs with no question
+    chat.see("result   git_push ok ref=main")
+    chat.expect(PROMPT)
+    assert remote_refs(dev.data_dir)["refs/heads/main"] == work_commit(dev.data_dir, "main")
+    calls = [p for m in chat.messages() for p in m["content"] if p["type"] == "tool_call"]
+    # the call's id is its action's: resolved by the grant, nobody asked
+    status, unasked = http(dev, "GET", f"/actions/{calls[-1]['tool_call_id']}?user_id=u1")
+    assert (status, unasked["status"], unasked["args"]) == (200, "resolved", {"ref": "main"})
+    assert unasked["response"]["by"] == {"kind": "grant", "grant_id": grant["grant_id"]}
     assert chat.leave() == 0

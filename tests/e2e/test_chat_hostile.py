@@ -95,7 +95,7 @@ def test_a_remotes_error_is_shown_escaped_and_names_no_server_path(dev: DevProce
     reject_pushes_loudly(dev.data_dir)
     try:
         chat.say("Push docs/update")
-        chat.see('Approve git_push {"ref": "docs/update"}? [y/N]')
+        chat.see('Approve git_push {"ref": "docs/update"}? [y/N/a]')
         chat.say("y")
         # dulwich, which pushes, turns every control or non-ASCII byte the remote sends into "?" itself
         chat.see("result   git_push error BEM-330 push of docs/update to origin rejected: remote: ?]0;pwned")
@@ -133,7 +133,7 @@ def test_a_bidi_ref_is_asked_about_escaped_under_a_warning(dev: DevProcess, chat
         "warning  args hold invisible or bidi characters (shown as \\u escapes): "
         "U+202E RIGHT-TO-LEFT OVERRIDE, U+202C POP DIRECTIONAL FORMATTING"
     )
-    chat.see(f'Approve git_push {{"ref": "{TROJAN_SHOWN}"}}? [y/N]')
+    chat.see(f'Approve git_push {{"ref": "{TROJAN_SHOWN}"}}? [y/N/a]')
     chat.say("n")
     chat.see("Reason (optional):")
     chat.say("that is not docs/update")

@@ -70,7 +70,7 @@ class Author:
 def test_a_tool_grant_lets_the_sessions_later_pushes_run_unasked(store: BeamStore) -> None:
     author = Author(store)
     asked = author.say("Push main")
-    assert asked.interrupted
+    assert asked.interrupted and asked.action_required[0].grantable is True
     author.approve(asked, grant="tool")
     [grant] = author.beam.list_grants(author.session_id, user_id="u1")
     assert (grant.tool, grant.scope, grant.args_sha256, grant.created_by) == ("git_push", "tool", None, "u1")
@@ -108,6 +108,8 @@ def test_a_grant_never_overrides_a_forbid(store: BeamStore) -> None:
 def test_a_tool_that_is_not_grantable_refuses_the_grant_and_nothing_resolves(store: BeamStore) -> None:
     author = Author(store, grantable=False)
     asked = author.say("Push main")
+    assert asked.action_required[0].grantable is False  # a client offers no "always allow"
+    assert author.only_action(asked).grantable is False
     with pytest.raises(BeamError) as refused:
         author.approve(asked, grant="tool")
     assert (refused.value.code, refused.value.status) == ("BEM-085", 400)
@@ -121,10 +123,24 @@ def test_a_tool_that_is_not_grantable_refuses_the_grant_and_nothing_resolves(sto
 def test_a_grant_needs_the_sessions_owner(store: BeamStore) -> None:
     author = Author(store, approvals={"git_push": Approvals(users=("ana",))})
     asked = author.say("Push main")
+    assert asked.action_required[0].grantable is True  # for its owner: ana answers as an approver
     with pytest.raises(BeamError) as refused:
         author.approve(asked, user="ana", grant="tool")
     assert (refused.value.code, refused.value.status) == ("BEM-086", 403)
     assert author.only_action(asked).status == "pending" and author.pushed == []
+
+
+def test_a_tool_that_needs_a_quorum_or_four_eyes_is_not_grantable(store: BeamStore) -> None:
+    four_eyes = Author(store, approvals={"git_push": Approvals(users=("ana",), self_approval=False)})
+    assert four_eyes.say("Push main").action_required[0].grantable is False
+    author = Author(store, approvals={"git_push": Approvals(users=("ana",), required=2)})
+    asked = author.say("Push main")
+    assert asked.action_required[0].grantable is False
+    with pytest.raises(BeamError) as refused:
+        author.approve(asked, grant="tool")  # the owner: a grant would skip the second approval
+    assert (refused.value.code, refused.value.status) == ("BEM-085", 400)
+    action = author.only_action(asked)
+    assert action.status == "pending" and action.votes == [] and author.pushed == []
 
 
 def test_a_revoked_grant_asks_again(store: BeamStore) -> None:

@@ -138,6 +138,8 @@ class ActionRequest(WireModel):
     expires_after: float | None = Field(default=None, exclude=True)
     # set by the pipeline: who may answer it, where its tool names approvers (kept on the Action)
     approvals: Approvals | None = Field(default=None, exclude=True)
+    # set by the pipeline: whether approving it may also grant its tool for the session ("always allow")
+    grantable: bool | None = None
 
 
 class NewMessage(WireModel):

@@ -213,19 +213,26 @@ class Chat:
             warning = hidden_warning(action["args"])
             if warning:  # said right above the question, whose args show them escaped
                 self.view.line("warning", warning)
-            question = f"Approve {visible(str(action['tool']))} {compact(action['args'])}? [y/N] "
+            # `a` approves and grants the tool for the session: the owner's, where the tool may be granted
+            owner = action.get("user_id", self.api.user) == self.api.user
+            grantable = owner and action.get("grantable") is True
+            choices = "[y/N/a]" if grantable else "[y/N]"
+            question = f"Approve {visible(str(action['tool']))} {compact(action['args'])}? {choices} "
             try:
-                approve = (await self.ask(self.answers, question)).strip().lower() in ("y", "yes")
+                said = (await self.ask(self.answers, question)).strip().lower()
+                grant = "tool" if grantable and said in ("a", "always") else None
+                approve = grant is not None or said in ("y", "yes")
                 reason = None if approve else (await self.ask(self.answers, "Reason (optional): ")).strip()
             except (KeyboardInterrupt, EOFError) as left:
                 self.view.line("note", f"not answered: action {action['action_id']} stays pending")
                 if isinstance(left, EOFError):
                     raise
                 return None
+            said_as = f"{action['tool']}" + (f": {reason}" if reason else "")
             self.view.line(
-                "approved" if approve else "rejected", f"{action['tool']}" + (f": {reason}" if reason else "")
+                "approved" if approve else "rejected", said_as + (" (always, here)" if grant else "")
             )
-            responses.append(response(action, approve, reason or None))
+            responses.append(response(action, approve, reason or None, grant=grant))
         return responses
 
 

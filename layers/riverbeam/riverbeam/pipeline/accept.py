@@ -5,7 +5,7 @@ run here (execute.py) or by a worker (jobs.py)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 
 from beam_store import Action, ActionConflict, Grant, Message, Session, StepWrite, new_id
@@ -162,7 +162,9 @@ def _resolving_step(
     retries.resumed_before(req, found, responses, sha256, setup.clock())
     refused = checks.first_refusal(found, responses, req, edit_rules(runner), now)
     refused = refused or voting.vote_refusal(found, responses, user)
-    refused = refused or grants.grant_refusal(found, responses, _grantable(runner), approver=approver)
+    refused = refused or grants.grant_refusal(
+        found, responses, grants.grantable_tools(runner), approver=approver
+    )
     if refused is not None:
         raise expiry.settle_refusal(setup, found, refused, now, ids)
     interaction = interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
@@ -209,12 +211,6 @@ def _resolving_step(
     events.deliver(setup.events, decided)
     _log_decided(step, resolved)
     return step
-
-
-def _grantable(runner: AgentRunner) -> Callable[[str], bool]:
-    """What the runner says of grants (its optional `grantable(tool)`); by default any tool."""
-    grantable = getattr(runner, "grantable", None)
-    return grantable if callable(grantable) else lambda tool: True
 
 
 def with_grants(session: Session, granted: list[Grant]) -> Session:

@@ -20,6 +20,7 @@ from . import approval_events as events
 from . import decisions, run_tracing, writes
 from .checks import is_uuid
 from .frames import FrameEmitter, FrameRecorder, FrameSink, closing_frames
+from .grants import grantable_tools, may_grant
 from .setup import Setup
 from .step import Step
 from .voting import tool_approvals
@@ -274,6 +275,7 @@ def _run_step(setup: Setup, step: Step, on_frame: FrameSink | None, *, record_fr
             stored.expires_at if stored else setup.expires_at(step.run.agent_name, request.expires_after)
         )
         request.approvals = tool_approvals(setup, step.run.agent_name, step.runner, request.tool)
+        request.grantable = may_grant(request.tool, request.approvals, grantable_tools(step.runner))
     try:
         return _close(setup, step, result, failure, emitter, recorder, set(waiting))
     except Exception as error:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from beam_store import Action, Grant, args_sha256, new_id
+from beam_store.records import Approvals
 
 from ..errors import BeamError
 from ..models import ActionResponseEnvelope
@@ -14,12 +15,17 @@ from . import reads
 from .setup import Setup
 
 
-def _grantable_here(action: Action, grantable: Callable[[str], bool]) -> bool:
+def may_grant(tool: str, approvals: Approvals | None, grantable: Callable[[str], bool]) -> bool:
     """Whether the tool may be granted: the agent allows it, and its approvals need no more than the
     owner's one answer (a grant would otherwise skip four eyes or a quorum)."""
-    approvals = action.approvals
     needs_others = approvals is not None and (approvals.required > 1 or not approvals.self_approval)
-    return grantable(action.tool) and not needs_others
+    return grantable(tool) and not needs_others
+
+
+def grantable_tools(runner: object) -> Callable[[str], bool]:
+    """What the runner says of grants (its optional `grantable(tool)`); by default any tool."""
+    grantable = getattr(runner, "grantable", None)
+    return grantable if callable(grantable) else lambda tool: True
 
 
 def grant_refusal(
@@ -38,7 +44,7 @@ def grant_refusal(
         where = f"actions.{i}.grant"
         if approver:
             return BeamError("BEM-086", f"only the session's owner may grant {action.tool}", field=where)
-        if not _grantable_here(action, grantable):
+        if not may_grant(action.tool, action.approvals, grantable):
             return BeamError("BEM-085", f"{action.tool} cannot be granted for the session", field=where)
     return None
 

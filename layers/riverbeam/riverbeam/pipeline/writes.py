@@ -172,6 +172,7 @@ def _asked(step: Step, result: AgentResult, now: str) -> list[Action]:
             status="pending",
             expires_at=request.expires_at,
             approvals=request.approvals,
+            grantable=request.grantable,
             traceparent=traceparent,
             created_at=now,
             updated_at=now,
