@@ -5,6 +5,7 @@
 import { Api, Runs, Subscription, settings } from "./api.js";
 import { card, drawDiff, pretty, tickCountdowns, uuid4 } from "./approvals.js";
 import { startApproverView } from "./approver.js";
+import { loadGrants } from "./grants.js";
 import { visible, visibleJson } from "./display.js";
 
 const $ = (id) => document.getElementById(id);
@@ -163,10 +164,12 @@ async function loadApprovals() {
   const list = $("approvals");
   const kept = new Map([...list.children].map((node) => [node.dataset.actionId, node]));
   // a card being edited keeps its state: only the cards of decided actions go, and new ones come
-  list.replaceChildren(...pending.map((action) => kept.get(action.action_id) || card($("approval-template"), action, decide)));
+  const draw = (action) => card($("approval-template"), action, decide, { canGrant: true });
+  list.replaceChildren(...pending.map((action) => kept.get(action.action_id) || draw(action)));
   $("approval-count").textContent = String(pending.length);
   $("no-approvals").hidden = pending.length > 0;
   tickCountdowns(list);
+  await loadGrants(api, session, { list: $("grants"), empty: $("no-grants") }, showError);
 }
 
 // ------------------------------------------------------------------ sessions and runs

@@ -157,7 +157,8 @@ function parseEdit(text) {
 }
 
 // One card; `decide(action, response)` sends the resume and rejects with an ApiError on refusal.
-export function card(template, action, decide) {
+// `canGrant`: the viewer owns the session, so a grantable action offers "Always allow in this session".
+export function card(template, action, decide, { canGrant = false } = {}) {
   const node = template.content.firstElementChild.cloneNode(true);
   const part = (selector) => node.querySelector(selector);
   node.dataset.actionId = action.action_id;
@@ -202,6 +203,8 @@ export function card(template, action, decide) {
     return parsed;
   };
   part(".approve").addEventListener("click", () => send(envelope(action, "submitted")));
+  part(".always").hidden = !(canGrant && action.grantable === true);
+  part(".always").addEventListener("click", () => send(envelope(action, "submitted", { grant: "tool" })));
   part(".edit").addEventListener("click", () => {
     rejecter.hidden = true;
     editor.hidden = !editor.hidden;
