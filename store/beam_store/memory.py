@@ -226,7 +226,7 @@ class InMemoryStore(InboxInMemory, OutboxInMemory):
         found = [json.loads(body) for _, body in kept]
         return found if limit is None else found[: max(limit, 0)]
 
-    def revoke_grant(self, session_id: str, grant_id: str, user_id: str) -> bool:
+    def remove_grant(self, session_id: str, grant_id: str, user_id: str) -> bool:
         with self._lock:
             session = self._sessions.get(session_id)
             if session is None or session.user_id != user_id or grant_id not in session.grants:

@@ -129,7 +129,7 @@ class BeamStore(Protocol):
         """The run's unexpired frames with frame_seq > after_seq, in order."""
         ...
 
-    def revoke_grant(self, session_id: str, grant_id: str, user_id: str) -> bool:
+    def remove_grant(self, session_id: str, grant_id: str, user_id: str) -> bool:
         """Remove the standing grant `grant_id` of a session `user_id` owns (one conditional write); False,
         and nothing written, where the session, its owner or the grant is not so."""
         ...

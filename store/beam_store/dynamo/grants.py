@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
 
-def revoke_grant(client: DynamoDBClient, table: str, session_id: str, grant_id: str, user_id: str) -> bool:
+def remove_grant(client: DynamoDBClient, table: str, session_id: str, grant_id: str, user_id: str) -> bool:
     """Remove the grant where the session is `user_id`'s and holds it; False, nothing written, where not."""
     e = Expression()
     attribute = GRANT_PREFIX + grant_id

@@ -33,7 +33,7 @@ from .content import ContentStore, projected_sizes, transaction_writes
 from .expiry_write import expiry_update
 from .expressions import Expression
 from .frame_items import RunFrames
-from .grants import revoke_grant
+from .grants import remove_grant
 from .inbox_items import InboxQueries, entry_writes
 from .items import (
     GSI1,
@@ -306,8 +306,8 @@ class DynamoBeamStore(RequestRecords, RunFrames, InboxQueries):
 
     # sessions reserved by a subscriber, and the WebSocket connections of a session
 
-    def revoke_grant(self, session_id: str, grant_id: str, user_id: str) -> bool:
-        return revoke_grant(self.client, self.table_name, session_id, grant_id, user_id)
+    def remove_grant(self, session_id: str, grant_id: str, user_id: str) -> bool:
+        return remove_grant(self.client, self.table_name, session_id, grant_id, user_id)
 
     def reserve_session(self, session: Session) -> Session:
         try:

@@ -83,5 +83,5 @@ def revoke_grant(setup: Setup, session_id: str, grant_id: str, user_id: str) -> 
     """Remove one of the caller's session's grants: BEM-020 where the session is not the caller's,
     BEM-087 where it holds no such grant (revoked already, or never made)."""
     session = reads.session(setup, session_id, user_id)
-    if not setup.store.revoke_grant(session.session_id, grant_id, user_id):
+    if not setup.store.remove_grant(session.session_id, grant_id, user_id):
         raise BeamError("BEM-087", f"grant {grant_id} not found", field="grant_id")
