@@ -53,6 +53,11 @@ def say(driver: WebDriver, text: str) -> None:
     by_testid(driver, "send").click()
 
 
+def revoke_first(driver: WebDriver) -> bool:
+    by_testid(grants(driver)[0], "revoke-grant").click()
+    return True
+
+
 def test_always_allow_then_revoke(dev: DevProcess, page: WebDriver) -> None:
     card = ask_to_push(page)
     always = by_testid(card, "always-allow")
@@ -71,7 +76,7 @@ def test_always_allow_then_revoke(dev: DevProcess, page: WebDriver) -> None:
     until(page, lambda: pushed(dev, "main"), "main pushed unasked")
     assert approvals(page) == []
 
-    until(page, lambda: by_testid(grants(page)[0], "revoke-grant").click() or True, "Revoke pressed")
+    until(page, lambda: revoke_first(page), "Revoke pressed")
     until(page, lambda: not grants(page), "the grant gone from the page")
     assert http(dev, "GET", f"/sessions/{session}/grants?user_id={USER}")[1]["grants"] == []
     say(page, "Push main")  # revoked: it asks again

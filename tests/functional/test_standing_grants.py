@@ -9,12 +9,15 @@ import uuid
 from typing import Any
 
 import pytest
-from beam_store import BeamStore
+from beam_store import BeamStore, TextPart
 from riverbeam import (
+    ActionRequest,
+    AgentInput,
     AgentResult,
     Approvals,
     AuthorOfflineModel,
     BeamError,
+    Emit,
     Policy,
     RiverBeam,
     ToolAgentRunner,
@@ -175,3 +178,37 @@ def test_another_user_can_neither_list_nor_revoke(store: BeamStore) -> None:
             attempt()
         assert (refused.value.code, refused.value.status) == ("BEM-020", 404)
     assert author.beam.list_grants(author.session_id, user_id="u1") == [grant]
+
+
+class AskingRunner:
+    """A runner of its own (not ToolAgentRunner): asks for each push it is told of, and says what it was
+    answered, pushing those approved."""
+
+    def __init__(self) -> None:
+        self.pushed: list[str] = []
+
+    def run(self, input: AgentInput, emit: Emit) -> AgentResult:
+        if input.actions:
+            self.pushed += [a.args["ref"] for a in input.actions if a.status == "submitted"]
+            said = ", ".join(f"{a.args['ref']} {a.status}" for a in input.actions)
+            return AgentResult(content=[TextPart(text=said)])
+        refs = input.content[0].text.split()[1:]  # type: ignore[union-attr]
+        asks = [ActionRequest(tool="git_push", args={"ref": r}) for r in refs]
+        return AgentResult(interrupted=True, action_required=asks)
+
+
+def test_another_runners_requests_a_grant_covers_are_answered_without_a_policy(store: BeamStore) -> None:
+    runner = AskingRunner()
+    beam = RiverBeam(store)
+    beam.register_agent("author", runner)
+    session_id = str(uuid.uuid4())
+    asked = beam.invoke(invoke_body(session_id, text="push main"))
+    assert isinstance(asked, AgentResult) and asked.action_required[0].grantable is True
+    beam.resume(resume_body(asked, grant="args"))
+    later = beam.invoke(invoke_body(session_id, text="push main docs/a"))
+    assert isinstance(later, AgentResult)
+    assert [r.args for r in later.action_required] == [{"ref": "docs/a"}]  # not granted: it waits
+    assert runner.pushed == ["main", "main"] and later.text() == "main submitted"
+    actions = {a.args["ref"]: a for a in store.list_actions(str(later.interaction_id))}
+    assert actions["main"].status == "resolved" and actions["main"].response is not None
+    assert actions["main"].response.by.kind == "grant" and actions["docs/a"].status == "pending"
