@@ -337,6 +337,7 @@ def _expected_resources(stack: Stack, described: dict[str, Any], bus_arn: str) -
         "ContentRead": content,
         "SessionsAndConnections": table,
         "ExpireActions": table,
+        "RevokeGrant": table_arn,  # the session item's grant# attribute: the table only, no index
         "ReadTableStream": described["LatestStreamArn"],
         "ListTableStreams": "*",
         "SendFailedBatches": events_dead,
