@@ -16,6 +16,8 @@ agents and so decide their tool calls (invoke, worker); imported there only when
 --layer mcp: the dependencies of layers/mcp/requirements.txt (the `mcp` package and what it brings), for the
 functions that run agents or check a tool's args (invoke, resume, worker); imported there only when an
 agent names an MCP server.
+--layer git: the dependencies of layers/git/requirements.txt (dulwich), for the same functions: the
+built-in git tools import it at their first call.
 
 sam build runs this through each layer's Makefile (layers/<name>/Makefile) with TARGET=$(ARTIFACTS_DIR).
 By default the dependencies are wheels for the Lambda runtime (CPython 3.12, manylinux x86_64), whatever
@@ -82,6 +84,7 @@ LAYERS = {
     "tokens": Layer(requirements=ROOT / "layers" / "tokens" / "requirements.txt"),
     "policy": Layer(requirements=ROOT / "layers" / "policy" / "requirements.txt"),
     "mcp": Layer(requirements=ROOT / "layers" / "mcp" / "requirements.txt"),
+    "git": Layer(requirements=ROOT / "layers" / "git" / "requirements.txt"),
 }
 # in the Lambda runtime already; whatever only they pull in is left out too (urllib3, botocore's, is also
 # dulwich's: the runtime's serves both)

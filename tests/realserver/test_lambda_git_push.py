@@ -54,9 +54,17 @@ def test_an_approved_push_lands_from_the_built_functions_with_no_git(
     task, layer, scratch, empty = tmp_path / "task", tmp_path / "opt", tmp_path / "tmp", tmp_path / "bin"
     for folder in (scratch, empty):
         folder.mkdir()
-    build = [sys.executable, str(ROOT / "scripts" / "build_layer.py"), str(layer), "--current-interpreter"]
-    subprocess.run(build, check=True, capture_output=True, timeout=600)
-    assert (layer / "python" / "dulwich").is_dir() and not (layer / "python" / "urllib3").exists()
+    git_layer = tmp_path / "opt-git"  # Lambda extracts every layer of a function into one /opt
+    for target, name in ((layer, "riverbeam"), (git_layer, "git")):
+        build = [
+            sys.executable,
+            str(ROOT / "scripts" / "build_layer.py"),
+            str(target),
+            "--current-interpreter",
+        ]
+        subprocess.run([*build, "--layer", name], check=True, capture_output=True, timeout=600)
+    assert not (layer / "python" / "dulwich").exists()  # the Riverbeam layer stays under its 5 MB goal
+    assert (git_layer / "python" / "dulwich").is_dir() and not (git_layer / "python" / "urllib3").exists()
     shutil.copytree(ROOT / "functions", task, ignore=shutil.ignore_patterns("__pycache__"))
     runtime = _runtime_dir(tmp_path / "runtime")
     secret = boto3.client("secretsmanager", endpoint_url=dynamodb_url).create_secret(
@@ -65,7 +73,7 @@ def test_an_approved_push_lands_from_the_built_functions_with_no_git(
     )["ARN"]
     bare = hosted_remote(tmp_path / "server")
     before = branch(bare, "docs/update")
-    for tree in (task, layer, runtime):
+    for tree in (task, layer, git_layer, runtime):
         read_only(tree)
     try:
         with git_http_server(bare, username=USER, password=TOKEN) as url:
@@ -74,7 +82,9 @@ def test_an_approved_push_lands_from_the_built_functions_with_no_git(
                 "HOME": str(scratch),
                 "TMPDIR": str(scratch),
                 "PYTHONDONTWRITEBYTECODE": "1",
-                "PYTHONPATH": os.pathsep.join([str(task / "worker"), str(layer / "python"), str(runtime)]),
+                "PYTHONPATH": os.pathsep.join(
+                    [str(task / "worker"), str(layer / "python"), str(git_layer / "python"), str(runtime)]
+                ),
                 "RIVERBEAM_ROOT": str(ROOT),
                 "FUNCTIONS": str(task),
                 "AWS_LAMBDA_FUNCTION_NAME": "riverbeam-probe",
@@ -104,11 +114,11 @@ def test_an_approved_push_lands_from_the_built_functions_with_no_git(
                 check=False,
             )
     finally:
-        for tree in (task, layer, runtime):
+        for tree in (task, layer, git_layer, runtime):
             writable(tree)  # so that pytest can remove them
     assert probe.returncode == 0, probe.stderr[-3000:]
     report = json.loads(probe.stdout.strip().splitlines()[-1])
-    assert report["dulwich"].startswith(str(layer / "python"))
+    assert report["dulwich"].startswith(str(git_layer / "python"))
     assert not any("site-packages" in entry for entry in report["path"])
     assert report["asked"] == ["git_push", {"ref": "docs/update"}]
     assert (report["resumed"], report["worker"]) == (202, {"batchItemFailures": []})

@@ -1,7 +1,7 @@
 """The template's layers: every function has the Riverbeam layer, only the connections function ($connect's
 token verification) the tokens layer, only the functions that run agents or check their args (invoke, resume,
-worker) the MCP layer; each is built by its Makefile from its requirements, and pyproject.toml installs them
-all for local use."""
+worker) the MCP and git layers (so the Riverbeam layer stays under its 5 MB goal); each is built by its
+Makefile from its requirements, and pyproject.toml installs them all for local use."""
 
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ def names(requirements: Path) -> set[str]:
 
 
 def test_only_the_connections_function_has_the_tokens_layer_and_the_agents_functions_the_mcp_layer() -> None:
-    assert template()["Globals"]["Function"]["Layers"] == [{"Ref": "RiverbeamLayer"}]
+    # and, where traces are exported, the ADOT layer the deployment names
+    adot = {"Fn::If": ["ExportTraces", {"Ref": "AdotLayerArn"}, {"Ref": "AWS::NoValue"}]}
+    assert template()["Globals"]["Function"]["Layers"] == [{"Ref": "RiverbeamLayer"}, adot]
     with_own_layers = {
         name: function["Properties"]["Layers"]
         for name, function in resources_of("AWS::Serverless::Function").items()
@@ -29,18 +31,18 @@ def test_only_the_connections_function_has_the_tokens_layer_and_the_agents_funct
     }
     # SAM appends a function's Layers to the Globals' ones; the functions that run agents decide their
     # tool calls by an agent's approval policy (Cedar)
-    mcp, policy = {"Ref": "McpLayer"}, {"Ref": "PolicyLayer"}
+    mcp, policy, git = {"Ref": "McpLayer"}, {"Ref": "PolicyLayer"}, {"Ref": "GitLayer"}
     assert with_own_layers == {
         "ConnectionsFunction": [{"Ref": "TokensLayer"}],
-        "InvokeFunction": [policy, mcp],
-        "ResumeFunction": [mcp],
-        "WorkerFunction": [policy, mcp],
+        "InvokeFunction": [policy, mcp, git],
+        "ResumeFunction": [mcp, git],
+        "WorkerFunction": [policy, mcp, git],
     }
 
 
 def test_each_layer_is_built_by_its_makefile_from_its_requirements() -> None:
     layers = resources_of("AWS::Serverless::LayerVersion")
-    assert set(layers) == {"RiverbeamLayer", "TokensLayer", "McpLayer", "PolicyLayer"}
+    assert set(layers) == {"RiverbeamLayer", "TokensLayer", "McpLayer", "PolicyLayer", "GitLayer"}
     for name, layer in layers.items():
         assert layer["Metadata"]["BuildMethod"] == "makefile"
         folder = ROOT / layer["Properties"]["ContentUri"]
@@ -53,12 +55,14 @@ def test_each_layer_is_built_by_its_makefile_from_its_requirements() -> None:
     assert "cedarpy" not in names(ROOT / "layers" / "riverbeam" / "requirements.txt")
     assert "mcp" not in names(ROOT / "layers" / "riverbeam" / "requirements.txt")
     assert names(ROOT / "layers" / "mcp" / "requirements.txt") == {"mcp"}
+    assert names(ROOT / "layers" / "git" / "requirements.txt") == {"dulwich"}
+    assert "dulwich" not in names(ROOT / "layers" / "riverbeam" / "requirements.txt")
 
 
 def test_the_project_installs_what_both_layers_carry() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     installed = {re.split(r"[\[<>=!~; ]", d, maxsplit=1)[0].lower() for d in project}
-    for folder in ("riverbeam", "tokens"):
+    for folder in ("riverbeam", "tokens", "git"):
         assert names(ROOT / "layers" / folder / "requirements.txt") <= installed, folder
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert names(ROOT / "layers" / "mcp" / "requirements.txt") <= {

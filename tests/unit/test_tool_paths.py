@@ -11,9 +11,9 @@ import pytest
 from riverbeam.agent.workspace import prepare_workspace
 from riverbeam.errors import ToolError
 from riverbeam.tools.files import read_only_tools
+from riverbeam.tools.git import git_push_tool
 from riverbeam.tools.gitpush import Credentials, PushRejected, push_branch
 from riverbeam.tools.gitrepo import opened
-from riverbeam.tools.git import git_push_tool
 from riverbeam.tools.redact import redacted
 
 
