@@ -32,7 +32,7 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # what `cmd &` in a script, or nohup, gives a child
 
 
-def test_demo_pushes_the_approved_branch_only(tmp_path: Path) -> None:
+def test_demo_pushes_the_approved_branch_only_then_runs_on_the_example_policy(tmp_path: Path) -> None:
     process = run_demo("--data-dir", str(tmp_path))
     out, err = process.communicate(timeout=TIMEOUT_SECONDS * 2)
     assert process.returncode == 0, (out, err)
@@ -45,11 +45,19 @@ def test_demo_pushes_the_approved_branch_only(tmp_path: Path) -> None:
     assert "you      > Push main" in lines
     assert "rejected git_push: not before the release" in lines
     assert "remote   main not pushed (the remote has docs/update)" in lines
-    assert lines[-1] == "stack    stopped"
     assert "{" not in out.replace('{"ref": ', "")  # one line per event, no dict dumps
     assert "Traceback" not in err, err
     assert remote_refs(tmp_path) == {"refs/heads/docs/update": sha}
+    # then on the example policy, a stack of its own: docs/* runs unasked, main asks and is approved
+    policy_part = lines[lines.index("stack    stopped") + 1 :]
+    assert policy_part[0].startswith("policy   the author again, with an approval policy")
+    assert 'tool     git_push {"ref": "docs/update"} runs, allowed by policy docs-unattended' in policy_part
+    assert 'tool     git_push {"ref": "main"} needs approval' in policy_part
+    assert policy_part.count("approved git_push") == 1
+    assert set(remote_refs(tmp_path / "with-policy")) == {"refs/heads/docs/update", "refs/heads/main"}
+    assert lines[-1] == "stack    stopped"
     assert_none_left(tmp_path)
+    assert_none_left(tmp_path / "with-policy")
 
 
 @pytest.mark.parametrize("make", ["a file", "under a file", "in /proc"])

@@ -1,6 +1,8 @@
 """`riverbeam demo`: the whole approval loop with no typing, through the local stack: `riverbeam dev` as a
 child process, a streamed invoke over HTTP with its frames over the WebSocket, an approval that pushes
-docs/update to the bare remote, a refusal that pushes nothing, then the stack stopped."""
+docs/update to the bare remote, a refusal that pushes nothing, then the stack stopped. It ends with a short
+run on the example approval policy (a second stack, `--agents docs/examples/policy/agents.yaml`): a docs push
+the policy lets run unasked beside one that asks."""
 
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ from .view import View
 
 USER = "demo"
 REASON = "not before the release"
+# the example approval policy's agents file, in a clone (docs/ is not installed with the package)
+POLICY_AGENTS = Path(__file__).resolve().parents[3] / "docs" / "examples" / "policy" / "agents.yaml"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -87,6 +91,16 @@ class Demo:
             self.show_remote("main")
         return list(remote_branches(self.data_dir)) == ["docs/update"]
 
+    async def run_on_policy(self) -> bool:
+        """On the example policy: docs/* runs unasked, any other push asks; True when both landed."""
+        async with Subscription(self.api, self.session_id) as subscription:
+            self.subscription = subscription
+            await self.ask("Push docs/update", approve=True)
+            self.show_remote("docs/update")
+            await self.ask("Push main", approve=True)
+            self.show_remote("main")
+        return sorted(remote_branches(self.data_dir)) == ["docs/update", "main"]
+
     async def ask(self, text: str, approve: bool) -> None:
         self.view.line("you", text, ">")
         ack = await asyncio.to_thread(self.api.invoke, text, session_id=self.session_id)
@@ -114,11 +128,11 @@ class Demo:
             self.view.line("remote", f"{branch} not pushed (the remote has {has})")
 
 
-def _start(data_dir: Path) -> process.DevProcess:
+def _start(data_dir: Path, args: tuple[str, ...] = ()) -> process.DevProcess:
     """`riverbeam dev` on a free port; started in a thread so that a Ctrl-C while it starts still finds
     the process to stop."""
     pool = ThreadPoolExecutor(1)
-    started: Future[process.DevProcess] = pool.submit(process.start, data_dir)
+    started: Future[process.DevProcess] = pool.submit(process.start, data_dir, args=args)
     try:
         return started.result()
     except KeyboardInterrupt:
@@ -128,24 +142,40 @@ def _start(data_dir: Path) -> process.DevProcess:
         pool.shutdown(wait=False)
 
 
-def demo(data_dir: Path) -> int:
-    view = View()
-    view.line("stack", f"starting riverbeam dev (data dir {data_dir})")
+def on_stack(data_dir: Path, view: View, args: tuple[str, ...] = ()) -> bool | int:
+    """One stack started, its part of the demo run, the stack stopped: whether it went as it should, or
+    the exit code of a failure already said."""
+    command = " ".join(("riverbeam dev", *args))
+    view.line("stack", f"starting {command} (data dir {data_dir})")
     try:
-        dev = _start(data_dir)
+        dev = _start(data_dir, args)
     except RuntimeError as error:
         return _fail(str(error).strip().splitlines()[-1], 1)
     try:
         view.line("stack", f"HTTP API {dev.http_url}/, WebSocket API {dev.websocket_url}")
         # the stack's secret, from the page's URL it printed
         api = ApiClient(dev.http_url, USER, secret=secret_in_url(dev.urls.get("Inbox page", "")))
-        ok = asyncio.run(Demo(api, data_dir, view).run())
+        demo = Demo(api, data_dir, view)
+        ok = asyncio.run(demo.run_on_policy() if args else demo.run())
     except ClientError as error:
         return _fail(error.line(), 1)
     finally:
         dev.stop()
     view.line("stack", "stopped")
-    return 0 if ok else 1
+    return ok
+
+
+def demo(data_dir: Path) -> int:
+    view = View()
+    first = on_stack(data_dir, view)
+    if first is not True:
+        return 1 if first is False else first
+    if not POLICY_AGENTS.is_file():  # an install without the clone's docs: the policy part is left out
+        view.line("note", "the example policy is not here (docs/examples/policy/): its part is left out")
+        return 0
+    view.line("policy", f"the author again, with an approval policy: {POLICY_AGENTS.parent / 'author.cedar'}")
+    second = on_stack(data_dir / "with-policy", view, ("--agents", str(POLICY_AGENTS)))
+    return 0 if second is True else (1 if second is False else second)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -53,6 +53,20 @@ def _error_text(message: Any) -> str:
     return visible(text if len(text) <= ERROR_TEXT else text[: ERROR_TEXT - 3] + "...")
 
 
+def decided(frame: Json) -> str:
+    """How a tool call was decided, after the call: asked, or run or refused without asking and by what."""
+    if frame.get("confirm_required"):
+        return " needs approval"
+    by = frame.get("decided_by") if isinstance(frame.get("decided_by"), dict) else None
+    if by is None or frame.get("decision") not in ("allow", "deny"):
+        return ""
+    how = "runs, allowed" if frame["decision"] == "allow" else "refused"
+    if by.get("kind") == "policy":
+        ids = by.get("policy_ids") if isinstance(by.get("policy_ids"), list) else []
+        return f" {how} by policy {visible(', '.join(map(str, ids)))}" if ids else f" {how} by policy"
+    return f" {how} by a standing grant" if by.get("kind") == "grant" else ""
+
+
 def outcome_summary(frame: Json) -> str:
     """A tool_result in a few words: `ok ref=docs/update commit=1a2b3c4`, `error BEM-330 ...`."""
     status = str(frame.get("status"))
@@ -131,7 +145,7 @@ class View:
             self.text(agent, str(frame.get("text", "")))
         elif kind == "tool_call":
             call = f"{frame.get('name')} {compact(frame.get('args', {}))}"
-            self.line("tool", call + (" needs approval" if frame.get("confirm_required") else ""))
+            self.line("tool", call + decided(frame))
         elif kind == "tool_result":
             self.line("result", f"{frame.get('name')} {outcome_summary(frame)}")
         elif kind == "action_expired":  # the sweep's, after the run's done
