@@ -102,6 +102,11 @@ class ToolAgentRunner:
         found = self.tools.get(tool)
         return found is None or found.editable
 
+    def grantable(self, tool: str) -> bool:
+        """Whether an approval may grant the tool for the rest of the session (CONTRACT 10)."""
+        found = self.tools.get(tool)
+        return found is None or found.grantable
+
     def run(self, input: AgentInput, emit: Emit) -> AgentResult:
         produced: list[NewMessage] = []
         outcomes: dict[str, ToolOutcome] = {}
