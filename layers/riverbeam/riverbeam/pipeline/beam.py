@@ -52,7 +52,6 @@ if TYPE_CHECKING:
     HandOff = Callable[[RunJob], None]
 
 
-
 def _job(job: RunJob | dict[str, Any] | str) -> RunJob:
     return job if isinstance(job, RunJob) else parse_request(RunJob, job)
 
