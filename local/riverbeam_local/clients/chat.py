@@ -95,8 +95,11 @@ def _sigint_cancels(task: asyncio.Task[Any]) -> Iterator[None]:
 
 
 class Chat:
-    def __init__(self, api: ApiClient, session_id: str, agent: str, view: View) -> None:
+    def __init__(
+        self, api: ApiClient, session_id: str, agent: str, view: View, *, resumed: bool = False
+    ) -> None:
         self.api = api
+        self.resumed = resumed  # a session given by --session: its last turns and pending approvals first
         self.session_id = session_id
         self.agent = agent
         self.view = view
@@ -128,6 +131,10 @@ class Chat:
         await self.subscription.start()
         self.view.line("session", f"{self.session_id} as {self.api.user} on {self.api.url} (/quit leaves)")
         try:
+            if self.resumed:
+                from .chat_history import take_up
+
+                await take_up(self)
             while True:
                 try:
                     text = (await self.ask(self.lines, PROMPT)).strip()
@@ -247,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     secret = find_secret(args.secret, url=args.url)
     api = ApiClient(args.url, args.user, secret=secret, groups=tuple(args.group))
-    chat = Chat(api, args.session or str(uuid.uuid4()), args.agent, View())
+    chat = Chat(api, args.session or str(uuid.uuid4()), args.agent, View(), resumed=args.session is not None)
     try:
         if args.approver:
             from .approver_chat import answer_inbox
