@@ -12,7 +12,15 @@ import pexpect
 import pytest
 from riverbeam_local.clients.dev_process import DevProcess, running
 
-from tests.support.devstack import assert_none_left, http, remote_refs, screen, spawn_chat, work_commit
+from tests.support.devstack import (
+    assert_none_left,
+    http,
+    invoke_over_http,
+    remote_refs,
+    screen,
+    spawn_chat,
+    work_commit,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 PROMPT = screen("you      >")
@@ -25,21 +33,9 @@ def dev(tmp_path: Path) -> Iterator[DevProcess]:
     assert_none_left(tmp_path)
 
 
-def asked_over_http(dev: DevProcess, session_id: str, text: str) -> dict[str, object]:
-    body = {
-        "agent_name": "author",
-        "session_id": session_id,
-        "content": [{"type": "text", "text": text}],
-        "auth_context": {"user_id": "u1"},
-    }
-    status, result = http(dev, "POST", "/invoke", body)
-    assert status == 200 and result["interrupted"] is True, result
-    return result  # type: ignore[no-any-return]
-
-
 def test_a_pending_approval_is_asked_before_the_prompt(dev: DevProcess) -> None:
     session_id = str(uuid.uuid4())
-    asked_over_http(dev, session_id, "Push docs/update")
+    assert invoke_over_http(dev, session_id, "Push docs/update")["interrupted"] is True
     assert remote_refs(dev.data_dir) == {}
     term = spawn_chat(dev, "u1", session_id, columns=200)
     try:

@@ -14,7 +14,15 @@ from typing import Any
 import pytest
 from riverbeam_local.clients.dev_process import DevProcess, running
 
-from tests.support.devstack import TIMEOUT_SECONDS, assert_none_left, http, remote_refs, riverbeam, secret_of
+from tests.support.devstack import (
+    TIMEOUT_SECONDS,
+    assert_none_left,
+    http,
+    invoke_over_http,
+    remote_refs,
+    riverbeam,
+    secret_of,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -25,18 +33,6 @@ def dev(tmp_path: Path) -> Iterator[DevProcess]:
     with running(data_dir) as process:
         yield process
     assert_none_left(data_dir)
-
-
-def invoke(dev: DevProcess, session_id: str, text: str) -> dict[str, Any]:
-    body = {
-        "agent_name": "author",
-        "session_id": session_id,
-        "content": [{"type": "text", "text": text}],
-        "auth_context": {"user_id": "u1"},
-    }
-    status, result = http(dev, "POST", "/invoke", body)
-    assert status == 200, result
-    return dict(result)
 
 
 def ended(dev: DevProcess, run_id: str) -> dict[str, Any]:
@@ -56,7 +52,7 @@ def cli(dev: DevProcess, *args: str, user: str = "u1") -> Any:
 
 def test_a_grant_made_listed_and_revoked_over_http(dev: DevProcess) -> None:
     session_id = str(uuid.uuid4())
-    asked = invoke(dev, session_id, "Push docs/update")
+    asked = invoke_over_http(dev, session_id, "Push docs/update")
     [action] = asked["action_required"]
     envelope = {
         "action_id": action["action_id"],
@@ -82,7 +78,7 @@ def test_a_grant_made_listed_and_revoked_over_http(dev: DevProcess) -> None:
     status, refused = http(dev, "GET", f"/sessions/{session_id}/grants?user_id=mallory")
     assert (status, refused["error"]["code"]) == (404, "BEM-020")
 
-    unasked = invoke(dev, session_id, "Push main")  # the grant covers it: pushed with no question
+    unasked = invoke_over_http(dev, session_id, "Push main")  # the grant covers it: pushed with no question
     assert not unasked["interrupted"] and "refs/heads/main" in remote_refs(dev.data_dir)
 
     path = f"/sessions/{session_id}/grants/{grant['grant_id']}"
@@ -92,12 +88,12 @@ def test_a_grant_made_listed_and_revoked_over_http(dev: DevProcess) -> None:
     status, refused = http(dev, "DELETE", path + "?user_id=u1")
     assert (status, refused["error"]["code"]) == (404, "BEM-087")
     assert http(dev, "GET", f"/sessions/{session_id}/grants?user_id=u1")[1]["grants"] == []
-    assert invoke(dev, session_id, "Push main")["interrupted"]  # revoked: it asks again
+    assert invoke_over_http(dev, session_id, "Push main")["interrupted"]  # revoked: it asks again
 
 
 def test_grants_and_revoke_from_the_command_line(dev: DevProcess) -> None:
     session_id = str(uuid.uuid4())
-    asked = invoke(dev, session_id, "Push docs/update")
+    asked = invoke_over_http(dev, session_id, "Push docs/update")
     action_id = asked["action_required"][0]["action_id"]
     approved = cli(dev, "resume", "--approve", action_id, "--grant", "args")
     assert approved.returncode == 0, approved.stderr

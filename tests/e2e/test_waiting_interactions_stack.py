@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from riverbeam_local.clients.dev_process import DevProcess, running
 
-from tests.support.devstack import TIMEOUT_SECONDS, http, remote_refs, work_commit
+from tests.support.devstack import TIMEOUT_SECONDS, http, invoke_over_http, remote_refs, work_commit
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -32,18 +32,6 @@ def dev(tmp_path: Path) -> Iterator[DevProcess]:
         hook.write_text(f"#!/bin/sh\n(cat; echo) >> '{tmp_path / PUSH_LOG}'\n")
         hook.chmod(0o755)
         yield process
-
-
-def invoke(dev: DevProcess, session_id: str, text: str) -> dict[str, Any]:
-    body = {
-        "agent_name": "author",
-        "session_id": session_id,
-        "content": [{"type": "text", "text": text}],
-        "auth_context": {"user_id": "u1"},
-    }
-    status, result = http(dev, "POST", "/invoke", body)
-    assert status == 200, result
-    return result  # type: ignore[no-any-return]
 
 
 def approve(dev: DevProcess, result: dict[str, Any]) -> str:
@@ -90,7 +78,7 @@ def pushes(data_dir: Path, ref: str) -> list[str]:
 @pytest.mark.parametrize("order", ORDERS)
 def test_two_waiting_interactions_answered_in_either_order(dev: DevProcess, order: str) -> None:
     session_id = str(uuid.uuid4())
-    results = [invoke(dev, session_id, f"Push {ref}") for ref in REFS]
+    results = [invoke_over_http(dev, session_id, f"Push {ref}") for ref in REFS]
     for result, ref in zip(results, REFS, strict=True):
         assert result["interrupted"] is True, result
         assert [a["args"] for a in result["action_required"]] == [{"ref": ref}]

@@ -141,3 +141,16 @@ def assert_none_left(path: Path, timeout: float = 30.0) -> None:
     while processes_using(path) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert processes_using(path) == [], f"processes left behind for {path}"
+
+
+def invoke_over_http(dev: DevProcess, session_id: str, text: str, user: str = "u1") -> dict[str, Any]:
+    """A message to the `author` as any client sends it (POST /invoke, not streamed): its Result."""
+    body = {
+        "agent_name": "author",
+        "session_id": session_id,
+        "content": [{"type": "text", "text": text}],
+        "auth_context": {"user_id": user},
+    }
+    status, result = http(dev, "POST", "/invoke", body)
+    assert status == 200, result
+    return dict(result)
