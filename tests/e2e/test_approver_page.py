@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from riverbeam_local.clients.dev_process import DevProcess, running
+from riverbeam_local.clients.dev_process import DevProcess
 
 from tests.support import browser
-from tests.support.devstack import assert_none_left, http, remote_refs, secret_of, work_commit
+from tests.support.devstack import TWO_OF_OPS, http, remote_refs, running_with_agents, secret_of, work_commit
 from tests.support.inbox_page import WAIT_SECONDS, by_testid, need_browser, until
 
 if TYPE_CHECKING:
@@ -23,27 +23,12 @@ if TYPE_CHECKING:
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
-AGENTS = """
-agents:
-  author:
-    tools: [git_push]
-    tool_settings:
-      git_push:
-        approvers: {groups: [ops]}
-        required: 2
-        self_approval: false
-"""
-
 
 @pytest.fixture
 def dev(tmp_path: Path) -> Iterator[DevProcess]:
     need_browser()
-    agents = tmp_path / "agents.yaml"
-    agents.write_text(AGENTS, encoding="utf-8")
-    data_dir = tmp_path / "data"
-    with running(data_dir, args=("--agents", str(agents))) as process:
+    with running_with_agents(tmp_path, TWO_OF_OPS) as process:
         yield process
-    assert_none_left(data_dir)
 
 
 def _approver_cards(driver: WebDriver) -> list[WebElement]:

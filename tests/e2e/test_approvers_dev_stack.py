@@ -9,19 +9,19 @@ import os
 import sys
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pexpect
 import pytest
-from riverbeam_local.clients.dev_process import DevProcess, running
+from riverbeam_local.clients.dev_process import DevProcess
 
 from tests.support.devstack import (
     TIMEOUT_SECONDS,
-    assert_none_left,
+    TWO_OF_OPS,
     remote_refs,
     riverbeam,
+    running_with_agents,
     screen,
     secret_of,
     spawn_chat,
@@ -29,17 +29,6 @@ from tests.support.devstack import (
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
-
-AGENTS = """
-agents:
-  author:
-    tools: [git_push]
-    tool_settings:
-      git_push:
-        approvers: {groups: [ops]}
-        required: 2
-        self_approval: false
-"""
 
 
 OWNER_AND_ANA = """
@@ -51,19 +40,9 @@ agents:
 """
 
 
-@contextmanager
-def dev_stack(tmp_path: Path, agents_yaml: str) -> Iterator[DevProcess]:
-    agents = tmp_path / "agents.yaml"
-    agents.write_text(agents_yaml, encoding="utf-8")
-    data_dir = tmp_path / "data"
-    with running(data_dir, args=("--agents", str(agents))) as process:
-        yield process
-    assert_none_left(data_dir)
-
-
 @pytest.fixture
 def dev(tmp_path: Path) -> Iterator[DevProcess]:
-    with dev_stack(tmp_path, AGENTS) as process:
+    with running_with_agents(tmp_path, TWO_OF_OPS) as process:
         yield process
 
 
@@ -104,7 +83,7 @@ def test_two_of_ops_approve_a_push_from_the_command_line(dev: DevProcess) -> Non
 
 
 def test_the_chat_says_its_vote_is_recorded_and_an_approver_completes_the_quorum(tmp_path: Path) -> None:
-    with dev_stack(tmp_path, OWNER_AND_ANA) as dev:
+    with running_with_agents(tmp_path, OWNER_AND_ANA) as dev:
         session_id = str(uuid.uuid4())
         chat = spawn_chat(dev, "u1", session_id, columns=200)
         try:

@@ -13,11 +13,13 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pexpect
-from riverbeam_local.clients.dev_process import DevProcess
+from riverbeam_local.clients.dev_process import DevProcess, running
 from riverbeam_local.stack_secret import secret_in_url
 
 # far above a normal run (a second or two), for a loaded 2-core CI machine
@@ -154,3 +156,28 @@ def invoke_over_http(dev: DevProcess, session_id: str, text: str, user: str = "u
     status, result = http(dev, "POST", "/invoke", body)
     assert status == 200, result
     return dict(result)
+
+
+# git_push asked by its session's owner, to be approved by two of the group ops, never by the owner
+TWO_OF_OPS = """
+agents:
+  author:
+    tools: [git_push]
+    tool_settings:
+      git_push:
+        approvers: {groups: [ops]}
+        required: 2
+        self_approval: false
+"""
+
+
+@contextmanager
+def running_with_agents(tmp_path: Path, agents_yaml: str) -> Iterator[DevProcess]:
+    """`riverbeam dev --agents` on an agents file of `agents_yaml`, its data dir under `tmp_path`; nothing
+    of it left running afterwards."""
+    agents = tmp_path / "agents.yaml"
+    agents.write_text(agents_yaml, encoding="utf-8")
+    data_dir = tmp_path / "data"
+    with running(data_dir, args=("--agents", str(agents))) as process:
+        yield process
+    assert_none_left(data_dir)
