@@ -250,3 +250,35 @@ def test_an_unusable_variable_is_one_line_and_exit_2(tmp_path: Path) -> None:
     message = str(failed.value)
     assert "(exit 2)" in message and "RIVERBEAM_DEV_SECRET is not a usable secret" in message, message
     assert "Traceback" not in message
+
+
+def test_the_approvals_and_grants_routes_are_behind_the_door(dev: DevProcess) -> None:
+    """The approver's inbox and a session's grants need the secret, and another page's origin cannot revoke
+    a grant even with it: the grant is still there after each refused request."""
+    session_id = str(uuid.uuid4())
+    status, result = http(dev, "POST", "/invoke", invoke_body(session_id, "Push docs/update"))
+    assert status == 200 and result["interrupted"] is True, result
+    (action,) = result["action_required"]
+    answer = {
+        "action_id": action["action_id"],
+        "kind": "confirmation",
+        "request_id": str(uuid.uuid4()),
+        "status": "submitted",
+        "payload": {"tool": action["tool"], "args": action["args"]},
+        "grant": "tool",
+    }
+    body = {**{k: result[k] for k in ("agent_name", "session_id", "interaction_id")}, "actions": [answer]}
+    status, ack = http(dev, "POST", "/resume", {**body, "auth_context": {"user_id": USER}})
+    assert status == 202, ack
+    grants = f"/sessions/{session_id}/grants"
+    status, listed = http(dev, "GET", f"{grants}?user_id={USER}")
+    assert status == 200 and len(listed["grants"]) == 1, listed
+    revoke = f"{grants}/{listed['grants'][0]['grant_id']}?user_id={USER}"
+
+    no_secret = {"authorization": None}
+    assert refusal(http(dev, "GET", f"/approvals?user_id={USER}", headers=no_secret)) == (401, "BEM-033")
+    assert refusal(http(dev, "GET", f"{grants}?user_id={USER}", headers=no_secret)) == (401, "BEM-033")
+    assert refusal(http(dev, "DELETE", revoke, headers=no_secret)) == (401, "BEM-033")
+    evil = {"origin": "http://evil.example"}
+    assert refusal(http(dev, "DELETE", revoke, headers=evil)) == (403, "BEM-034")
+    assert http(dev, "GET", f"{grants}?user_id={USER}") == (200, listed)
