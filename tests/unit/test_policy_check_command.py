@@ -76,3 +76,12 @@ def test_the_riverbeam_command_runs_it(policy_file: str, capsys: pytest.CaptureF
     assert capsys.readouterr().out.splitlines() == ["decision: allow", "policies: docs-unattended"]
     assert main(["policy"]) == 2  # its one subcommand is check
     assert "usage: riverbeam policy check FILE" in capsys.readouterr().err
+
+
+def test_a_policy_id_hiding_control_characters_is_printed_escaped(tmp_path: Path) -> None:
+    path = tmp_path / "shared.cedar"
+    path.write_text('@id("ok\\u{1b}[2J\\u{202e}") permit (principal, action, resource);\n')
+    code, out, err = run(str(path), "--tool", "git_push")
+    assert (code, err) == (0, "")
+    assert "\x1b" not in out and "\u202e" not in out
+    assert "policies: ok\\x1b[2J\\u202e" in out

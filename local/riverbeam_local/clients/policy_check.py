@@ -10,6 +10,8 @@ import json
 import sys
 from typing import Any, TextIO
 
+from ..display import visible
+
 
 def parser() -> argparse.ArgumentParser:
     found = argparse.ArgumentParser(
@@ -54,7 +56,7 @@ def check(argv: list[str], out: TextIO | None = None, err: TextIO | None = None)
         args = _args(options.args)
         policy = Policy.from_file(options.file)
     except ValueError as error:
-        print(f"riverbeam policy check: {error}", file=err)
+        print(f"riverbeam policy check: {visible(str(error), lines=True)}", file=err)
         return 2
     decision = policy.decide(
         tool=options.tool,
@@ -66,7 +68,8 @@ def check(argv: list[str], out: TextIO | None = None, err: TextIO | None = None)
         session_id=options.session,
     )
     print(f"decision: {decision.effect}", file=out)
-    print(f"policies: {', '.join(decision.policy_ids) or '(none)'}", file=out)
+    # a policy's @id is any Cedar string: a shared file's may hide control characters
+    print(f"policies: {visible(', '.join(decision.policy_ids)) or '(none)'}", file=out)
     return 0
 
 
