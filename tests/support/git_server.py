@@ -37,12 +37,27 @@ def _basic_auth(app: Wsgi, username: str, password: str) -> Wsgi:
     return checked
 
 
+def _logged(app: Wsgi, log: list[str]) -> Wsgi:
+    def logging(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        query = environ.get("QUERY_STRING", "")
+        log.append(f"{environ['REQUEST_METHOD']} {environ['PATH_INFO']}" + (f"?{query}" if query else ""))
+        return app(environ, start_response)
+
+    return logging
+
+
 @contextmanager
-def git_http_server(repository: Path, *, username: str, password: str) -> Iterator[str]:
+def git_http_server(
+    repository: Path, *, username: str, password: str, log: list[str] | None = None
+) -> Iterator[str]:
     """Serve the bare `repository` at the URL yielded (`http://127.0.0.1:<port>/repo.git`), fetch and
-    push, to requests with these credentials alone; stopped on exit."""
+    push, to requests with these credentials alone; stopped on exit. `log`: each request's method, path
+    and query are appended to it (`GET /repo.git/info/refs?service=git-upload-pack` begins a clone or
+    a fetch), whether its credentials were right or not."""
     backend = DictBackend({"/repo.git": Repo(str(repository))})
     app = _basic_auth(make_wsgi_chain(backend), username, password)
+    if log is not None:
+        app = _logged(app, log)
     server: WSGIServer = make_server("127.0.0.1", 0, app, handler_class=_Quiet)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()

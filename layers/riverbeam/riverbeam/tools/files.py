@@ -1,6 +1,8 @@
 """Read-only tools over a work tree: `list_files`, `read_file`, `git_log`. None changes anything, so none
 asks for approval; each stays inside its work tree (a path that leaves it, or goes into .git, is refused;
-a symlink that leaves it is neither followed nor listed), and none names a server path in its errors."""
+a symlink that leaves it is neither followed nor listed), and none names a server path in its errors. On a
+clone, each first brings it up to date with its remote; where that fails, it works on what the clone has and
+its result's `warning` says so."""
 
 import os
 from collections.abc import Iterator
@@ -19,6 +21,10 @@ MAX_LOG_ENTRIES = 100
 def _in_tree(target: Path, root: Path) -> bool:
     """Whether the resolved `target` is in the work tree `root`, and not in its .git."""
     return target.is_relative_to(root) and ".git" not in target.relative_to(root).parts
+
+
+def _noted(result: dict[str, Any], warning: str | None) -> dict[str, Any]:
+    return result if warning is None else {**result, "warning": warning}
 
 
 def _inside(tree: Path, path: str, tool: str) -> Path:
@@ -46,11 +52,13 @@ def list_files_tool(work_tree: str | Path | WorkTree) -> Tool:
 
     def list_files(path: str = ".") -> dict[str, Any]:
         """List the files of the work tree under a directory (relative paths, .git left out)."""
-        base = _inside(tree.ready(), path, "list_files")
+        root, warning = tree.synced()
+        base = _inside(root, path, "list_files")
         if not base.is_dir():
             raise ToolError("BEM-332", f"list_files: {path!r} is not a directory")
-        found = sorted(_files_under(base, tree.path.resolve()))
-        return {"path": path, "files": found[:MAX_FILES], "truncated": len(found) > MAX_FILES}
+        found = sorted(_files_under(base, root.resolve()))
+        listed = {"path": path, "files": found[:MAX_FILES], "truncated": len(found) > MAX_FILES}
+        return _noted(listed, warning)
 
     return make_tool(list_files)
 
@@ -60,7 +68,8 @@ def read_file_tool(work_tree: str | Path | WorkTree) -> Tool:
 
     def read_file(path: str) -> dict[str, Any]:
         """Read a text file of the work tree (at most 64 KiB of it)."""
-        target = _inside(tree.ready(), path, "read_file")
+        root, warning = tree.synced()
+        target = _inside(root, path, "read_file")
         if not target.is_file():
             raise ToolError("BEM-332", f"read_file: {path!r} is not a file")
         try:
@@ -69,7 +78,7 @@ def read_file_tool(work_tree: str | Path | WorkTree) -> Tool:
         except OSError as error:  # its message would name the server's path
             raise ToolError("BEM-331", f"read_file: {path!r} cannot be read: {error.strerror}") from None
         text = data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
-        return {"path": path, "text": text, "truncated": len(data) > MAX_READ_BYTES}
+        return _noted({"path": path, "text": text, "truncated": len(data) > MAX_READ_BYTES}, warning)
 
     return make_tool(read_file)
 
@@ -83,14 +92,15 @@ def git_log_tool(work_tree: str | Path | WorkTree) -> Tool:
 
         if not valid_revision(ref):
             raise ToolError("BEM-332", f"git_log: {ref!r} is not a valid ref")
-        with opened(tree.ready()) as repo:
+        root, warning = tree.synced()
+        with opened(root) as repo:
             head = resolve(repo, ref)
             if head is None:
                 raise ToolError(
                     "BEM-331", f"git log failed: {ref!r} is no branch, tag or commit of the work tree"
                 )
             commits = log(repo, head, max(1, min(limit, MAX_LOG_ENTRIES)))
-        return {"ref": ref, "commits": commits}
+        return _noted({"ref": ref, "commits": commits}, warning)
 
     return make_tool(git_log)
 

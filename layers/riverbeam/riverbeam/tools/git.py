@@ -25,7 +25,7 @@ def git_push_tool(work_tree: str | Path | WorkTree, *, remote: str = "origin") -
 
         if not valid_branch(ref):
             raise ToolError("BEM-332", f"git_push: {ref!r} is not a valid branch name")
-        path = tree.ready()
+        path, _ = tree.synced()  # a fetch that failed: the push tells, in git's words
         with opened(path) as repo:
             location, credentials = tree.push_location(repo, remote)
             try:

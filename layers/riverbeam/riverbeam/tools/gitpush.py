@@ -91,7 +91,9 @@ def _receive(repo: Repo, sock: socket.socket) -> None:
             pass
 
 
-def _client(location: str, credentials: Credentials | None, timeout: float) -> tuple[GitClient, str]:
+def remote_client(location: str, credentials: Credentials | None, timeout: float) -> tuple[GitClient, str]:
+    """A client for `location` and the path to ask it for: a URL's over HTTP with `credentials`, a path's
+    through dulwich's receive-pack in this process."""
     if "://" not in location:
         return _ReceivePackNearby(timeout), location
     manager = default_urllib3_manager(None, timeout=timeout)
@@ -136,7 +138,7 @@ def push_branch(
     def progress(data: bytes) -> None:
         said.extend(f"remote: {line}" for line in _lines(data))
 
-    client, path = _client(location, credentials, timeout)
+    client, path = remote_client(location, credentials, timeout)
     try:
         result = client.send_pack(path.encode(), update_refs, _pack_data(repo), progress=progress)
     except PushRejected:

@@ -1,7 +1,9 @@
 """Where the built-in git tools work: a work tree on this machine, pushed to its `origin` (the local stack's
 bare remote), or, in the cloud, a clone of a remote under /tmp, made by the first tool that needs it and
 pushed to with the credentials of a Secrets Manager secret (JSON `{"username": ..., "password": ...}`,
-a token going as the password). The credentials are read for each clone and push, never written to disk."""
+a token going as the password). The credentials are read for each clone, fetch and push, never written to
+disk. A clone is kept up with its remote: before a tool reads or pushes, it is fetched, at most once every
+FETCH_INTERVAL_SECONDS (see gitfetch for what moves)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -26,7 +29,23 @@ if TYPE_CHECKING:
 REMOTE_VARIABLE = "RIVERBEAM_GIT_REMOTE"
 SECRET_VARIABLE = "RIVERBEAM_GIT_SECRET"
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
+# a clone fetches at most this often: a tool call costs a fetch's round trips and a read of the secret at most
+# once in this time, and a remote out of reach stalls at most one call in it
+FETCH_INTERVAL_SECONDS = 10.0
+# held to make a work tree or fetch into a clone: two threads of a container never do either at once
 _making = threading.Lock()
+
+
+@dataclass(frozen=True)
+class _Fetch:
+    """A clone's last fetch: when it was tried, when one last worked, and what went wrong with the last."""
+
+    tried: float
+    worked: float | None
+    failure: str = ""
+
+
+_fetches: dict[Path, _Fetch] = {}  # by clone
 
 
 def check_remote_url(url: str) -> str:
@@ -112,11 +131,28 @@ class WorkTree:
                     self._make()
         return self.path
 
+    def synced(self) -> tuple[Path, str | None]:
+        """The work tree, ready; a clone is first brought up to date with its remote where it was not
+        fetched in the last FETCH_INTERVAL_SECONDS. With it, a warning where the last fetch failed (the
+        tools then work on what the clone has), else None."""
+        if self.clone_from is None:
+            return self.ready(), None
+        with _making:
+            if not (self.path / ".git").exists():
+                self._make()
+            else:
+                last = _fetches.get(self.path)
+                if last is None or monotonic() - last.tried >= FETCH_INTERVAL_SECONDS:
+                    _fetches[self.path] = _fetched(self.clone_from, self.path, last)
+            return self.path, _stale_warning(_fetches[self.path])
+
     def _make(self) -> None:
         from .gitrepo import init_workspace
 
         if self.clone_from is not None:
             _clone(self.clone_from, self.path)
+            now = monotonic()
+            _fetches[self.path] = _Fetch(tried=now, worked=now)
         else:
             init_workspace(self.path, self.path.parent / "remote.git")
 
@@ -133,6 +169,31 @@ class WorkTree:
 
 def as_work_tree(work_tree: str | Path | WorkTree) -> WorkTree:
     return work_tree if isinstance(work_tree, WorkTree) else WorkTree(Path(work_tree))
+
+
+def _fetched(remote: GitRemote, path: Path, last: _Fetch | None) -> _Fetch:
+    """Fetch `remote` into the clone at `path`: how it went, the failure in git's words, never with the
+    credentials or a server path."""
+    from .gitfetch import FetchFailed, fetch_and_fast_forward
+    from .gitpush import PUSH_TIMEOUT_SECONDS
+    from .gitrepo import opened
+
+    tried = monotonic()
+    try:
+        credentials = remote.credentials()
+        with opened(path) as repo:
+            fetch_and_fast_forward(repo, remote.url, credentials, PUSH_TIMEOUT_SECONDS)
+    except (ToolError, FetchFailed) as error:  # ToolError: the secret cannot be read (BEM-351)
+        failure = error.message if isinstance(error, ToolError) else str(error)
+        return _Fetch(tried, last.worked if last else None, redacted(failure, path))
+    return _Fetch(tried, tried)
+
+
+def _stale_warning(fetch: _Fetch) -> str | None:
+    if not fetch.failure:
+        return None
+    when = "" if fetch.worked is None else f", last fetched {monotonic() - fetch.worked:.0f} s ago"
+    return f"the remote could not be fetched, so this may be out of date{when}: {fetch.failure}"
 
 
 def _clone(remote: GitRemote, path: Path) -> None:
