@@ -272,3 +272,18 @@ def test_the_local_work_tree_never_fetches(
     for _ in range(2):
         assert git_log.invoke({"ref": "docs/update"})["commits"][0]["subject"] == "Update the docs"
     assert attempts == [] and "warning" not in git_log.invoke({})
+
+
+def test_a_secret_gone_after_the_clone_is_a_warning_naming_it(
+    clone: Clone, clock: list[float], secret: str
+) -> None:
+    boto3.client("secretsmanager").delete_secret(SecretId=secret, ForceDeleteWithoutRecovery=True)
+    later(clock)
+    listed = clone.tool("list_files").invoke({})
+    assert listed["files"] == ["README.md"]
+    assert listed["warning"].endswith(
+        f": the git credentials {secret!r} cannot be read: ResourceNotFoundException"
+    )
+    with pytest.raises(ToolError) as refused:  # a push needs them: the same words, as its error
+        clone.tool("git_push").invoke({"ref": "main"})
+    assert refused.value.code == "BEM-351" and secret in refused.value.message
