@@ -15,7 +15,8 @@ from riverbeam.aws import approval_metrics
 from tests.support.transformed import checker, transformed
 
 NOTIFY = {"Fn::If": ["NotifyAlarms", [{"Ref": "AlarmTopicArn"}], {"Ref": "AWS::NoValue"}]}
-SERVICE = [{"Name": "service", "Value": approval_metrics.SERVICE}]
+# each stack is its own service: two stacks in one account keep their alarms apart
+SERVICE = [{"Name": "service", "Value": {"Ref": "AWS::StackName"}}]
 
 
 def resources(kind: str) -> dict[str, dict[str, Any]]:
@@ -65,7 +66,7 @@ def test_the_approval_alarms_read_what_the_code_sends() -> None:
     # the deployment's namespace and service are the ones the alarms read
     variables = checker.read_template()["Globals"]["Function"]["Environment"]["Variables"]
     assert variables["POWERTOOLS_METRICS_NAMESPACE"] == approval_metrics.NAMESPACE
-    assert variables["POWERTOOLS_SERVICE_NAME"] == approval_metrics.SERVICE
+    assert variables["POWERTOOLS_SERVICE_NAME"] == {"Ref": "AWS::StackName"}
 
 
 def test_the_errors_alarm_sums_every_functions_errors() -> None:
@@ -96,4 +97,8 @@ def test_the_dashboard_shows_the_approvals_metrics_and_every_function() -> None:
         approval_metrics.TOOL_DENIED,
     }
     assert emitted <= shown
+    # each of the stack's own metrics is read in its namespace and its service: the stack's name
+    named = json.loads(re.sub(r"\$\{([^}]+)\}", r"<\1>", body))["widgets"]
+    own = [m for w in named for m in w["properties"]["metrics"] if m[0] == approval_metrics.NAMESPACE]
+    assert own and all(m[2:4] == ["service", "<AWS::StackName>"] for m in own)
     assert set(resources("AWS::Lambda::Function")) <= names

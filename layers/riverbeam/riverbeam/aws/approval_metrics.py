@@ -37,16 +37,24 @@ EXPIRED = "Approval Expired"
 NOT_A_PERSON = ("policy", "grant")
 
 
+def namespace() -> str:
+    """The metrics' namespace: POWERTOOLS_METRICS_NAMESPACE, else Riverbeam."""
+    return os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or NAMESPACE
+
+
+def service() -> str:
+    """The metrics' `service` dimension: POWERTOOLS_SERVICE_NAME (the template sets the stack's name, so
+    each stack's alarms read its own), else riverbeam."""
+    return os.environ.get("POWERTOOLS_SERVICE_NAME") or SERVICE
+
+
 def _emit(name: str, unit: MetricUnit, value: float, **dimensions: str) -> None:
     """One EMF record, printed to stdout where Lambda's log collects it (not with the handler's other
     metrics: those share one dimension set)."""
-    service = os.environ.get("POWERTOOLS_SERVICE_NAME") or SERVICE
-    record = AmazonCloudWatchEMFProvider(
-        namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or NAMESPACE, service=service
-    )
+    record = AmazonCloudWatchEMFProvider(namespace=namespace(), service=service())
     record.add_metric(name=name, unit=unit, value=value)
     if dimensions:
-        record.add_dimensions(service=service, **dimensions)
+        record.add_dimensions(service=service(), **dimensions)
     record.flush_metrics()
 
 

@@ -15,6 +15,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from beam_store import DynamoBeamStore
 
 from ..pipeline import RiverBeam
+from . import approval_metrics
 from .settings import Settings
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 # the logger "riverbeam": the pipeline logs through its children (logging.getLogger(__name__)), so keys
 # appended here show in the pipeline's lines too
 logger = Logger(service="riverbeam")
-metrics = Metrics(namespace="Riverbeam", service="riverbeam")
+metrics = Metrics(namespace=approval_metrics.namespace(), service=approval_metrics.service())
 
 
 # a request with a request_id that is not answered within this is taken to have died with its function:
