@@ -6,8 +6,12 @@ order, and the wait between them as the gap from the asking run's end to the res
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
+import stat
 import sys
+import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +21,14 @@ from ..display import visible
 from ..stack_secret import DEFAULT_DATA_DIR
 
 TRACES_FILE = Path("traces") / "spans.jsonl"
+RUN_ID = "riverbeam.run.id"
+SESSION_ID = "gen_ai.conversation.id"
+# a run or session id is a UUID; a prefix of its canonical form names it from this many hex digits on
+UUID_SHAPE = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+MIN_PREFIX = 8
+HEX = frozenset("0123456789abcdef")
+# how much of a given id an error message repeats
+MAX_SHOWN = 64
 # how many runs a story follows through its links at most (an interaction answered in many parts)
 MAX_RUNS = 200
 
@@ -38,6 +50,14 @@ class SpanRecord:
     def is_run(self) -> bool:
         return self.attributes.get("gen_ai.operation.name") == "invoke_agent"
 
+    @property
+    def run_id(self) -> str:
+        return str(self.attributes.get(RUN_ID, "")).lower()
+
+    @property
+    def session_id(self) -> str:
+        return str(self.attributes.get(SESSION_ID, "")).lower()
+
 
 def _value(encoded: dict[str, Any]) -> Any:
     """An OTLP JSON AnyValue as Python."""
@@ -57,13 +77,19 @@ def _attributes(encoded: Iterable[dict[str, Any]] | None) -> dict[str, Any]:
     return {kv["key"]: _value(kv.get("value", {})) for kv in encoded or []}
 
 
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("not a string")
+    return value
+
+
 def _span(encoded: dict[str, Any]) -> SpanRecord:
     status = encoded.get("status") or {}
     return SpanRecord(
-        trace_id=encoded["traceId"],
-        span_id=encoded["spanId"],
+        trace_id=_text(encoded["traceId"]),
+        span_id=_text(encoded["spanId"]),
         parent_id=encoded.get("parentSpanId") or None,
-        name=encoded["name"],
+        name=_text(encoded["name"]),
         start_ns=int(encoded["startTimeUnixNano"]),
         end_ns=int(encoded["endTimeUnixNano"]),
         attributes=_attributes(encoded.get("attributes")),
@@ -75,28 +101,46 @@ def _span(encoded: dict[str, Any]) -> SpanRecord:
     )
 
 
-def read_spans(path: Path) -> Iterator[SpanRecord]:
-    """Every span of the file; a line that is not an export request (cut short by a crash) is skipped."""
-    with path.open(encoding="utf-8") as lines:
+@dataclass
+class Traces:
+    """What the traces file holds: its spans, and how many of its lines were not readable as an export
+    request (cut short by a crash, or damaged)."""
+
+    spans: list[SpanRecord]
+    skipped: int = 0
+
+    @property
+    def runs(self) -> list[SpanRecord]:
+        return [s for s in self.spans if s.is_run]
+
+
+def _export_request(line: bytes) -> list[SpanRecord]:
+    """The spans of one line; ValueError (UnicodeDecodeError among them), KeyError, TypeError,
+    AttributeError or RecursionError where it is not an export request."""
+    request = json.loads(line.decode("utf-8"))
+    return [
+        _span(s)
+        for resource in request["resourceSpans"]
+        for scope in resource["scopeSpans"]
+        for s in scope["spans"]
+    ]
+
+
+def read_traces(path: Path) -> Traces:
+    """Every span of the file; a line that is not an export request is skipped and counted (OSError
+    where the file cannot be read)."""
+    traces = Traces([])
+    with path.open("rb") as lines:
         for line in lines:
             try:
-                request = json.loads(line)
-                encoded = [
-                    s
-                    for resource in request["resourceSpans"]
-                    for scope in resource["scopeSpans"]
-                    for s in scope["spans"]
-                ]
-                found = [_span(s) for s in encoded]
-            except (ValueError, KeyError, TypeError):
-                continue
-            yield from found
+                traces.spans.extend(_export_request(line))
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+                traces.skipped += 1 if line.strip() else 0
+    return traces
 
 
-def linked_runs(spans: list[SpanRecord], run_id: str) -> list[SpanRecord]:
-    """The run's span and the runs linked to it, directly or through others, oldest first ([]: not found)."""
-    runs = [s for s in spans if s.is_run]
-    start = [s for s in runs if s.attributes.get("riverbeam.run.id") == run_id]
+def _story(runs: list[SpanRecord], start: list[SpanRecord]) -> list[SpanRecord]:
+    """`start` and the runs linked to it, directly or through others, oldest first."""
     story = {s.span_id: s for s in start}
     for _ in range(MAX_RUNS):
         more = {
@@ -112,6 +156,12 @@ def linked_runs(spans: list[SpanRecord], run_id: str) -> list[SpanRecord]:
             break
         story.update(more)
     return sorted(story.values(), key=lambda s: s.start_ns)
+
+
+def linked_runs(spans: list[SpanRecord], run_id: str) -> list[SpanRecord]:
+    """The run's span and the runs linked to it, directly or through others, oldest first ([]: not found)."""
+    runs = [s for s in spans if s.is_run]
+    return _story(runs, [s for s in runs if s.run_id == run_id.lower()])
 
 
 def duration(ns: int) -> str:
@@ -134,7 +184,7 @@ def _notes(span: SpanRecord) -> str:
     if a.get("riverbeam.decided_by"):
         notes.append(f"decided by {a['riverbeam.decided_by']}")
     if span.is_run:
-        notes.append(f"run {a.get('riverbeam.run.id')} ({a.get('riverbeam.run.kind')})")
+        notes.append(f"run {a.get(RUN_ID)} ({a.get('riverbeam.run.kind')})")
         if a.get("riverbeam.run.status"):
             notes.append(str(a["riverbeam.run.status"]))
     tokens = [a.get("gen_ai.usage.input_tokens"), a.get("gen_ai.usage.output_tokens")]
@@ -150,8 +200,8 @@ def _tree(span: SpanRecord, children: dict[str, list[SpanRecord]], origin: int, 
     yield f"{'  ' * depth}{visible(span.name)}  +{offset}  {took}  {_notes(span)}".rstrip()
     for name, attributes in span.events:
         if name == "riverbeam.approval.requested":
-            yield (
-                f"{'  ' * (depth + 1)}asks a person: {visible(str(attributes.get('gen_ai.tool.name')))} "
+            yield visible(
+                f"{'  ' * (depth + 1)}asks a person: {attributes.get('gen_ai.tool.name')} "
                 f"action {attributes.get('riverbeam.action.id')}"
             )
     for child in sorted(children.get(span.span_id, []), key=lambda s: s.start_ns):
@@ -188,31 +238,131 @@ def render(spans: list[SpanRecord], runs: list[SpanRecord]) -> list[str]:
     return lines
 
 
+class TraceError(Exception):
+    """Why nothing is printed, in one line for stderr; `code` is the exit status."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def shown(given: str) -> str:
+    """A given id as an error repeats it: escaped, and cut short."""
+    return visible(given if len(given) <= MAX_SHOWN else f"{given[:MAX_SHOWN]}...")
+
+
+def normalized_id(given: str) -> str | None:
+    """`given` as the spans spell ids (lowercase, dashed), or a prefix of that with at least MIN_PREFIX
+    hex digits; None when it is neither."""
+    text = given.strip().lower()
+    try:
+        return str(uuid.UUID(text))
+    except ValueError:
+        pass
+    if len(text) > len(UUID_SHAPE) or sum(c in HEX for c in text) < MIN_PREFIX:
+        return None
+    fits = all(c == "-" if slot == "-" else c in HEX for c, slot in zip(text, UUID_SHAPE, strict=False))
+    return text if fits else None
+
+
+@dataclass
+class Selection:
+    """The runs to print, oldest first, and the session's id where a session was asked for."""
+
+    runs: list[SpanRecord]
+    session_id: str | None = None
+
+
+def _matching(runs: list[SpanRecord], wanted: str) -> tuple[set[str], set[str]]:
+    """The run ids and the session ids that `wanted` (a full id, or a prefix of one) names."""
+    full = len(wanted) == len(UUID_SHAPE)
+
+    def matches(found: str) -> bool:
+        return found == wanted if full else found.startswith(wanted)
+
+    run_ids = {s.run_id for s in runs if matches(s.run_id)}
+    return run_ids, {s.session_id for s in runs if matches(s.session_id)} - run_ids
+
+
+def select(traces: Traces, given: str | None, path: Path) -> Selection:
+    """The latest run's story (no id), a run's story, or a session's runs; TraceError where the id is not
+    one, or names no run or session of `path`, or several."""
+    runs = traces.runs
+    if given is None:
+        if not runs:
+            raise TraceError(f"no runs in {path}")
+        return Selection(_story(runs, [max(runs, key=lambda s: s.start_ns)]))
+    wanted = normalized_id(given)
+    if wanted is None:
+        problem = "an empty id" if not given.strip() else f"{shown(given)} is not a run or session id"
+        raise TraceError(f"{problem}: give a UUID, or its first {MIN_PREFIX} hex digits or more", code=2)
+    run_ids, session_ids = _matching(runs, wanted)
+    if len(run_ids) + len(session_ids) > 1:
+        count = len(run_ids) + len(session_ids)
+        raise TraceError(f"{shown(given)} matches {count} run and session ids in {path}: give more of it")
+    if run_ids:
+        return Selection(linked_runs(runs, run_ids.pop()))
+    if session_ids:
+        session = session_ids.pop()
+        return Selection(
+            sorted((s for s in runs if s.session_id == session), key=lambda s: s.start_ns), session
+        )
+    raise TraceError(f"no run or session {shown(given)} in {path}")
+
+
 def parser() -> argparse.ArgumentParser:
     found = argparse.ArgumentParser(
         prog="riverbeam trace",
         description="Print a run's spans as a tree with timings, from the traces `riverbeam dev --traces` "
         "keeps in the data dir, with the runs linked to it across a person's approval and the wait between "
-        "them.",
+        "them; or every run of a session.",
     )
-    found.add_argument("run_id", metavar="RUN_ID", help="the run's id (a Result's run_id)")
+    found.add_argument(
+        "id",
+        metavar="ID",
+        nargs="?",
+        help="a run id (a Result's run_id) or a session id (the chat's `session` line), in any case, or its "
+        f"first {MIN_PREFIX} hex digits or more (default: the latest run)",
+    )
     found.add_argument(
         "--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="the stack's data dir (default: %(default)s)"
     )
     return found
 
 
+def _read(path: Path) -> Traces:
+    """The traces file's spans; TraceError where there is none or it cannot be read."""
+    try:
+        info = path.stat()  # a directory, a FIFO or a symbolic link's loop is told before it is opened
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        return read_traces(path)
+    except FileNotFoundError:
+        raise TraceError(f"no traces in {path}: start `riverbeam dev --traces`") from None
+    except OSError as error:
+        raise TraceError(f"{path} cannot be read: {error.strerror or error}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     path = args.data_dir.expanduser() / TRACES_FILE
-    if not path.is_file():
-        print(f"riverbeam trace: no traces in {path}: start `riverbeam dev --traces`", file=sys.stderr)
-        return 1
-    spans = list(read_spans(path))
-    runs = linked_runs(spans, args.run_id)
-    if not runs:
-        print(f"riverbeam trace: no run {visible(args.run_id)} in {path}", file=sys.stderr)
-        return 1
-    for line in render(spans, runs):
+    traces: Traces | None = None
+    try:
+        traces = _read(path)
+        selection = select(traces, args.id, path)
+    except TraceError as error:
+        print(f"riverbeam trace: {error}", file=sys.stderr)
+        if traces is not None and traces.skipped:
+            print(
+                f"riverbeam trace: {traces.skipped} lines of it were skipped (not OTLP JSON: cut short or "
+                "damaged)",
+                file=sys.stderr,
+            )
+        return error.code
+    if selection.session_id is not None:
+        print(visible(f"session {selection.session_id}: {len(selection.runs)} runs"))
+    for line in render(traces.spans, selection.runs):
         print(line)
     return 0

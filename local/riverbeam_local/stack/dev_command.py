@@ -12,6 +12,7 @@ from typing import Any
 from aws_lambda_powertools.logging.formatter import RESERVED_LOG_ATTRS, LambdaPowertoolsFormatter
 from aws_lambda_powertools.metrics.provider import cold_start
 
+from ..clients.trace_tree import TRACES_FILE
 from ..display import visible
 from ..stack_secret import DEFAULT_DATA_DIR, SECRET_VARIABLE
 
@@ -66,7 +67,8 @@ def parser() -> argparse.ArgumentParser:
         "--traces",
         action="store_true",
         help="keep the handlers' spans (OpenTelemetry, GenAI conventions) as OTLP JSON lines in "
-        "<data dir>/traces/spans.jsonl; `riverbeam trace RUN_ID` prints a run's from there",
+        "<data dir>/traces/spans.jsonl, readable by you alone; `riverbeam trace [ID]` prints a run's or a "
+        "session's from there",
     )
     found.add_argument(
         "--sweep-seconds",
@@ -206,7 +208,15 @@ def main(argv: list[str] | None = None) -> int:
     _logging(args.debug)
     from .server import StartError, run
 
-    traces = _keep_traces(args.data_dir) if args.traces else None
+    try:
+        traces = _keep_traces(args.data_dir) if args.traces else None
+    except OSError as error:
+        place = args.data_dir.expanduser() / TRACES_FILE
+        print(
+            f"riverbeam dev: the traces file {place} cannot be opened ({error.strerror or error})",
+            file=sys.stderr,
+        )
+        return 2
     try:
         return run(
             args.port,
@@ -214,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
             model=args.model,
             agents_file=args.agents,
             sweep_seconds=args.sweep_seconds,
+            traces=TRACES_FILE if args.traces else None,
         )
     except StartError as error:
         print(f"riverbeam dev: {error}", file=sys.stderr)

@@ -36,6 +36,7 @@ log = logging.getLogger("riverbeam_local")
 HOST = "127.0.0.1"
 SNAPSHOT_FILE = "records.json"
 SNAPSHOT_SECONDS = 2.0
+DATA_DIR_MODE = 0o700
 # how long a stop waits for the worker batches in flight, then for open requests
 DRAIN_SECONDS = 30
 GRACEFUL_SECONDS = 10
@@ -50,7 +51,7 @@ def prepare_data_dir(path: Path) -> Path:
     if path.exists() and not path.is_dir():
         raise StartError(f"the data dir {path} is a file, not a directory")
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=DATA_DIR_MODE, parents=True, exist_ok=True)  # a new one is its user's alone
         with tempfile.TemporaryFile(dir=path):
             pass
     except OSError as error:
@@ -140,7 +141,9 @@ class DevServer(uvicorn.Server):
             self._on_ready()
 
 
-def _print_ready(port: int, data_dir: Path, endpoints: dict[str, str], secret: str) -> None:
+def _print_ready(
+    port: int, data_dir: Path, endpoints: dict[str, str], secret: str, traces: Path | None = None
+) -> None:
     lines = [
         f"HTTP API:        http://{HOST}:{port}/",
         f"WebSocket API:   ws://{HOST}:{port}/ws",
@@ -148,6 +151,7 @@ def _print_ready(port: int, data_dir: Path, endpoints: dict[str, str], secret: s
         f"Inbox page:      {page_url(f'http://{HOST}:{port}/', secret)}",
         *(f"{name + ':':<16} {url}" for name, url in endpoints.items()),
         f"Data dir:        {data_dir}",
+        *([f"Traces:          {data_dir / traces}"] if traces is not None else []),
         "Ready (Ctrl-C stops).",
     ]
     print("\n".join(lines), flush=True)
@@ -177,10 +181,12 @@ def run(
     model: str = "offline",
     agents_file: Path | None = None,
     sweep_seconds: float = 30.0,
+    traces: Path | None = None,
 ) -> int:
     """Serve until a signal. `model`: offline, or bedrock (with this machine's AWS credentials);
     `agents_file`: the agents (default: the repository's agents.yaml); `sweep_seconds`: how often the
-    template's scheduled functions (the sweep) run."""
+    template's scheduled functions (the sweep) run; `traces`: where in the data dir the spans are kept,
+    for the banner (None: they are not)."""
     agents = (agents_file or template_module.ROOT / "agents.yaml").expanduser().resolve()
     if not agents.is_file():
         raise StartError(f"the agents file {agents} does not exist")
@@ -209,7 +215,7 @@ def run(
         except (OSError, ValueError, KeyError) as error:
             raise StartError(f"template.yaml cannot be read: {error}") from None
         _aws_defaults()
-        return _serve(stack, sock, port, data_dir, template, sweep_seconds, secret)
+        return _serve(stack, sock, port, data_dir, template, sweep_seconds, secret, traces)
 
 
 def _stream_tail(
@@ -248,6 +254,7 @@ def _serve(
     template: template_module.Template,
     sweep_seconds: float,
     secret: str,
+    traces: Path | None,
 ) -> int:
     # imported here: the handlers' libraries read their environment when first imported
     from botocore.exceptions import BotoCoreError, ClientError
@@ -294,7 +301,7 @@ def _serve(
         tail.start()
         stack.callback(tail.stop, DRAIN_SECONDS)
     poller = _start_workers(stack, sqs, queues, template, functions, sent, sweep_seconds)
-    ready = functools.partial(_print_ready, port, data_dir, local.endpoints, secret)
+    ready = functools.partial(_print_ready, port, data_dir, local.endpoints, secret, traces)
     app = Door(create_app(Api(template, functions)), port, secret)
     return _serve_http(sock, app, ready, drain=lambda: poller.stop(DRAIN_SECONDS))
 

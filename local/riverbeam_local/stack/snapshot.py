@@ -1,6 +1,8 @@
 """The embedded table's items and the queues' messages, kept in one JSON file under the data dir: written
 on stop and every few seconds after a change, read back on start, so a restart keeps the user's sessions.
 Written atomically (a temp file, then os.replace), so a crash mid-write leaves the previous snapshot.
+The records are the users' conversations and their tools' args: the file is created 0600, readable by its
+owner alone, as the stack's secret is.
 
 The content bucket's objects (large content the items point at) are files under `<data dir>/content/`, one
 per key: content-addressed, each is written once, before the snapshot whose items point at it."""
@@ -19,6 +21,8 @@ log = logging.getLogger("riverbeam_local")
 FORMAT = 1
 BATCH = 25  # BatchWriteItem's limit
 CONTENT_DIR = "content"
+FILE_MODE = 0o600
+DIRECTORY_MODE = 0o700
 
 
 class SnapshotError(Exception):
@@ -58,13 +62,21 @@ def capture(lock: threading.Lock, table_name: str, queue_names: dict[str, str]) 
     return {"format": FORMAT, "items": items, "messages": messages}
 
 
+def _private_draft(path: Path) -> int:
+    """A descriptor of `path`'s temp file, made empty and 0600 (a crash may have left one, with any mode)."""
+    descriptor = os.open(
+        path.with_name(f".{path.name}.tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE
+    )
+    os.fchmod(descriptor, FILE_MODE)
+    return descriptor
+
+
 def write(path: Path, state: dict[str, Any]) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    with temporary.open("w") as out:
+    with os.fdopen(_private_draft(path), "w") as out:
         json.dump(state, out)
         out.flush()
         os.fsync(out.fileno())
-    os.replace(temporary, path)
+    os.replace(path.with_name(f".{path.name}.tmp"), path)
 
 
 def read(path: Path) -> dict[str, Any] | None:
@@ -120,10 +132,10 @@ def capture_objects(lock: threading.Lock, bucket: str, kept: set[str]) -> dict[s
 def write_objects(directory: Path, objects: dict[str, bytes]) -> None:
     for key, data in objects.items():
         path = directory / key
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.tmp")
-        temporary.write_bytes(data)
-        os.replace(temporary, path)
+        path.parent.mkdir(mode=DIRECTORY_MODE, parents=True, exist_ok=True)
+        with os.fdopen(_private_draft(path), "wb") as out:
+            out.write(data)
+        os.replace(path.with_name(f".{path.name}.tmp"), path)
 
 
 def kept_objects(directory: Path) -> set[str]:

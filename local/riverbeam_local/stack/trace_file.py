@@ -2,11 +2,15 @@
 `{"resourceSpans": [...]}` export request per line (OpenTelemetry's JSON encoding of OTLP: hex ids, times
 in nanoseconds as strings, enums as numbers), so any OTLP tool can read them and `riverbeam trace` prints
 a run's tree from them. OpenTelemetry's SDK has no file exporter of its own; this one writes each span as
-it ends (a span seen in the file is complete), which costs the local stack a line's write per span."""
+it ends (a span seen in the file is complete), which costs the local stack a line's write per span.
+
+The spans may hold tool args and results (RIVERBEAM_CAPTURE_ARGS), so the directory is made 0700 and the
+file 0600, as the stack's secret is: readable by their owner alone from the moment they exist."""
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,6 +24,22 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 from ..clients.trace_tree import TRACES_FILE
 
 SERVICE_NAME = "riverbeam-dev"
+DIRECTORY_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def open_private(path: Path) -> IO[str]:
+    """`path` opened to append, its directory and itself readable by their owner alone: created with those
+    modes (never readable by others for a moment), and set to them where an earlier run left them looser."""
+    path.parent.mkdir(mode=DIRECTORY_MODE, parents=True, exist_ok=True)
+    os.chmod(path.parent, DIRECTORY_MODE)
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+    try:
+        os.fchmod(descriptor, FILE_MODE)
+        return os.fdopen(descriptor, "a", encoding="utf-8")
+    except BaseException:
+        os.close(descriptor)
+        raise
 
 
 def any_value(value: Any) -> dict[str, Any]:
@@ -93,8 +113,7 @@ class OtlpJsonLinesExporter(SpanExporter):
     """Appends each export to a file, one JSON line each, flushed at once."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] | None = path.open("a", encoding="utf-8")
+        self._file: IO[str] | None = open_private(path)
         self._lock = threading.Lock()
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
@@ -118,7 +137,8 @@ class OtlpJsonLinesExporter(SpanExporter):
 
 def keep_traces(data_dir: Path) -> TracerProvider:
     """Make the process's tracer provider write every span to the data dir's traces file; the caller
-    shuts it down when the stack stops."""
+    shuts it down when the stack stops. OSError where the file cannot be made or opened."""
+    data_dir.mkdir(mode=DIRECTORY_MODE, parents=True, exist_ok=True)  # as the stack makes it
     provider = TracerProvider(resource=Resource.create({"service.name": SERVICE_NAME}))
     provider.add_span_processor(SimpleSpanProcessor(OtlpJsonLinesExporter(data_dir / TRACES_FILE)))
     trace.set_tracer_provider(provider)
