@@ -136,6 +136,7 @@ def test_lines_cut_short_or_not_utf8_are_skipped_and_counted(
         b"\n",  # blank: not counted
         os.urandom(64).replace(b"\n", b"") + b"\n",
         b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": 7}]}]}]}\n',
+        lines[-1].replace(b'"links":[]', b'"links":[{"traceId":"a","spanId":[]}]'),  # ids must be text
         b"[" * 100_000 + b"\n",  # nested past what the parser recurses into
         b'{"resourceSpans": "\xc3\x28"}',  # the last line, cut short before its newline
     ]
@@ -143,13 +144,13 @@ def test_lines_cut_short_or_not_utf8_are_skipped_and_counted(
     # the lines that hold spans are read as before
     assert trace(data_dir, capsys, RESUMING) == whole
     read = trace_tree.read_traces(path)
-    assert read.skipped == 6
+    assert read.skipped == 7
     # where the run is not found, the skipped lines are told, on a line of their own
     code, out, err = trace(data_dir, capsys, "0123abcd")
     assert (code, out) == (1, "")
     assert err.splitlines() == [
         f"riverbeam trace: no run or session 0123abcd in {path}",
-        "riverbeam trace: 6 lines of it were skipped (not OTLP JSON: cut short or damaged)",
+        "riverbeam trace: 7 lines of it were skipped (not OTLP JSON: cut short or damaged)",
     ]
 
 

@@ -78,6 +78,7 @@ def _attributes(encoded: Iterable[dict[str, Any]] | None) -> dict[str, Any]:
 
 
 def _text(value: Any) -> str:
+    """An id or a name, which the tree looks up and prints: a string, or the line is not read."""
     if not isinstance(value, str):
         raise TypeError("not a string")
     return value
@@ -88,13 +89,14 @@ def _span(encoded: dict[str, Any]) -> SpanRecord:
     return SpanRecord(
         trace_id=_text(encoded["traceId"]),
         span_id=_text(encoded["spanId"]),
-        parent_id=encoded.get("parentSpanId") or None,
+        parent_id=_text(encoded["parentSpanId"]) if encoded.get("parentSpanId") else None,
         name=_text(encoded["name"]),
         start_ns=int(encoded["startTimeUnixNano"]),
         end_ns=int(encoded["endTimeUnixNano"]),
         attributes=_attributes(encoded.get("attributes")),
         links=[
-            (k["traceId"], k["spanId"], _attributes(k.get("attributes"))) for k in encoded.get("links", [])
+            (_text(k["traceId"]), _text(k["spanId"]), _attributes(k.get("attributes")))
+            for k in encoded.get("links", [])
         ],
         events=[(e["name"], _attributes(e.get("attributes"))) for e in encoded.get("events", [])],
         error=(status.get("message") or "error") if status.get("code") == 2 else None,
