@@ -1,6 +1,6 @@
-"""What tracing costs the approval loop: loops per CPU second in process, with tracing off and on.
+"""What tracing costs the approval loop: loops per CPU second, with tracing off and on.
 
-    python bench/tracing.py [--rounds 5] [--seconds 3] [--store memory|server]
+    python bench/tracing.py [--rounds 9] [--seconds 3] [--store server|memory]
 
 A loop is Riverbeam's approval loop through RiverBeam's public methods: an invoke whose agent
 (ToolAgentRunner, ScriptedModel) asks to run a tool that needs approval, then the resume that approves it
@@ -8,21 +8,25 @@ A loop is Riverbeam's approval loop through RiverBeam's public methods: an invok
 second linked to the first), three `chat` spans and two `execute_tool` spans, and the asking run's trace
 context stored on the action.
 
-The store is an InMemoryStore (`memory`, the default: no DynamoDB, so the pipeline's own cost is what is
-measured and the spans' share of it is the largest it can be) or DynamoBeamStore on the embedded
-DynamoDB-compatible server in a child process (`server`: the CPU counted is the client's, as a Lambda function
-spends it, its DynamoDB requests served elsewhere).
+The store is DynamoBeamStore on the embedded DynamoDB-compatible server in a child process (`server`, the
+default: the store a deployment runs, through boto3, the CPU counted the client's, as a Lambda function
+spends it, its DynamoDB requests served elsewhere) or an InMemoryStore (`memory`: no DynamoDB, so the
+pipeline's own cost is all that is measured and the spans' share of it is the largest it can be).
 
 - off: no tracer provider (OpenTelemetry's API alone, as a deployment without ADOT runs: no span is made);
 - on:  OpenTelemetry's SDK TracerProvider, every span sampled and recorded, and no exporter (what the spans
        cost to make, not what an exporter costs to send them).
+Both import the SDK; only `on` sets its provider.
 
-A tracer provider is set once per process, so each sample is a fresh interpreter running loops for
---seconds of CPU time after a warm-up; samples alternate (off, on, off, on, ...) so that the machine's noise
-falls on both alike. Loops are counted per second of the process's CPU time, which other work on the machine
-shakes less than the wall clock (on a loaded machine a wall-clock sample varied threefold). Printed: each
-mode's median loops per CPU second over --rounds samples, and on / off (the goal: at least 0.97).
-"""
+Each round is a fresh interpreter that alternates the two modes in blocks of --seconds of its CPU time
+(off, on, off, on, ... for --pairs pairs; every other round starts with on), after a warm-up of each, so
+that both modes run in the same process on the same store at the same time: the spread between processes
+(their memory layout, a store that grows) and the machine's drift fall on both alike. OpenTelemetry sets a
+tracer provider once per process, so the bench switches its global provider itself (a private name of
+`opentelemetry.trace`: the code under test sees no provider in an off block, the SDK's in an on block).
+Loops are counted per second of CPU time, which other work on the machine shakes less than the wall clock.
+Printed: each mode's loops per CPU second in each round; the median of the rounds' on / off with its range
+(the goal: at least 0.97); and what tracing adds to a loop, in ms of CPU."""
 
 from __future__ import annotations
 
@@ -112,68 +116,102 @@ def _store(kind: str) -> Iterator[Any]:
         yield DynamoBeamStore.connect(f"riverbeam-tracing-{uuid.uuid4().hex[:8]}", client=client)
 
 
-def sample(mode: str, seconds: float, store: str) -> float:
-    """Loops per second of this process's CPU time, with tracing `mode`."""
-    if mode == "on":
-        from opentelemetry import trace
-        from opentelemetry.sdk.trace import TracerProvider
+def _provide(provider: Any) -> None:
+    """Sets OpenTelemetry's global tracer provider (None: none set), as `set_tracer_provider` would
+    the first time; that function refuses a second call, so the bench sets the global itself."""
+    from opentelemetry import trace
 
-        trace.set_tracer_provider(TracerProvider())
+    trace._TRACER_PROVIDER = provider
+
+
+def sample(seconds: float, pairs: int, store: str, first: str) -> dict[str, list[float]]:
+    """Loops and CPU seconds of each mode, over `pairs` alternating blocks of `seconds` each, `first`
+    first: {"off": [loops, cpu], "on": [loops, cpu]}."""
+    from opentelemetry.sdk.trace import TracerProvider
+
+    provider = TracerProvider()
+    order = (first, *(mode for mode in MODES if mode != first))
+    totals = {mode: [0.0, 0.0] for mode in MODES}
     with _store(store) as opened:
-        return _measure(_beam(opened), seconds)
+        beam = _beam(opened)
+        for mode in order:  # warm both paths
+            _provide(provider if mode == "on" else None)
+            for _ in range(WARM_UP_LOOPS):
+                _loop(beam)
+        for _ in range(pairs):
+            for mode in order:
+                _provide(provider if mode == "on" else None)
+                loops, elapsed = _block(beam, seconds)
+                totals[mode][0] += loops
+                totals[mode][1] += elapsed
+    return totals
 
 
-def _measure(beam: Any, seconds: float) -> float:
-    for _ in range(WARM_UP_LOOPS):
-        _loop(beam)
+def _block(beam: Any, seconds: float) -> tuple[int, float]:
     loops, start = 0, time.process_time()
     while (elapsed := time.process_time() - start) < seconds:
         _loop(beam)
         loops += 1
-    return loops / elapsed
+    return loops, elapsed
 
 
-def _spawn(mode: str, seconds: float, store: str) -> float:
+def _spawn(seconds: float, pairs: int, store: str, first: str) -> dict[str, float]:
+    """One round in a fresh interpreter: each mode's loops per CPU second."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "riverbeam"), str(ROOT / "store")]),
     }
     env.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+    command = [sys.executable, __file__, "--sample", first, "--seconds", str(seconds), "--pairs", str(pairs)]
     found = subprocess.run(
-        [sys.executable, __file__, "--sample", mode, "--seconds", str(seconds), "--store", store],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=600,
+        [*command, "--store", store], env=env, capture_output=True, text=True, check=True, timeout=1800
     )
-    return float(json.loads(found.stdout.strip().splitlines()[-1])["loops_per_second"])
+    totals = json.loads(found.stdout.strip().splitlines()[-1])
+    return {mode: loops / cpu for mode, (loops, cpu) in totals.items()}
+
+
+def _report(rounds: list[dict[str, float]]) -> None:
+    print(f"{'round':<7}{'off':>9}{'on':>9}{'on / off':>10}   (loops per CPU s)")
+    for number, figures in enumerate(rounds, 1):
+        off, on = figures["off"], figures["on"]
+        print(f"{number:<7}{off:>9.1f}{on:>9.1f}{on / off:>10.3f}")
+    ratios = sorted(r["on"] / r["off"] for r in rounds)
+    off = statistics.median(r["off"] for r in rounds)
+    on = statistics.median(r["on"] for r in rounds)
+    print(
+        f"on / off: median {statistics.median(ratios):.3f}, from {ratios[0]:.3f} to {ratios[-1]:.3f} "
+        f"over {len(ratios)} rounds (goal: at least 0.97)"
+    )
+    print(f"tracing adds {1000 / on - 1000 / off:.2f} ms of CPU to a loop of {1000 / off:.2f} ms (medians)")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--rounds", type=int, default=5, help="samples per mode (default: %(default)s)")
+    parser.add_argument("--rounds", type=int, default=9, help="fresh interpreters (default: %(default)s)")
+    parser.add_argument("--pairs", type=int, default=4, help="off/on pairs per round (default: %(default)s)")
     parser.add_argument(
-        "--seconds", type=float, default=3.0, help="each sample's CPU seconds of loops (default: %(default)s)"
+        "--seconds", type=float, default=1.5, help="each block's CPU seconds of loops (default: %(default)s)"
     )
-    parser.add_argument("--store", choices=("memory", "server"), default="memory", help="(default: memory)")
+    parser.add_argument(
+        "--store",
+        choices=("server", "memory"),
+        default="server",
+        help="DynamoBeamStore on the embedded server, or an InMemoryStore (default: %(default)s)",
+    )
     parser.add_argument("--sample", choices=MODES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.sample:
-        print(json.dumps({"loops_per_second": sample(args.sample, args.seconds, args.store)}))
+        print(json.dumps(sample(args.seconds, args.pairs, args.store, args.sample)))
         return 0
-    figures: dict[str, list[float]] = {mode: [] for mode in MODES}
-    for _ in range(args.rounds):
-        for mode in MODES:
-            figures[mode].append(_spawn(mode, args.seconds, args.store))
-    off, on = (statistics.median(figures[mode]) for mode in MODES)
-    print(f"{'tracing':<10}{'loops per CPU s (median)':>26}   samples")
-    for mode in MODES:
-        samples = " ".join(f"{v:.0f}" for v in figures[mode])
-        print(f"{mode:<10}{statistics.median(figures[mode]):>26.1f}   {samples}")
-    print(f"on / off: {on / off:.3f} (goal: at least 0.97)")
+    print(
+        f"store: {args.store}; {args.rounds} rounds, each {args.pairs} pairs of {args.seconds:g} CPU s "
+        f"blocks; Python {sys.version.split()[0]}; load average {os.getloadavg()[0]:.1f}"
+    )
+    rounds = [_spawn(args.seconds, args.pairs, args.store, MODES[n % 2]) for n in range(args.rounds)]
+    _report(rounds)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     return 0
 
 
