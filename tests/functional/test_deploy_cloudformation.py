@@ -130,14 +130,15 @@ def _expected_environment(template: dict[str, Any], stack: Stack, function: str)
     parameter its value (or default), a Ref to a resource that resource's physical id; the rest named here."""
     variables = template["Resources"][function]["Properties"]["Environment"]["Variables"]
     defaults = {k: str(p.get("Default", "")) for k, p in template["Parameters"].items()}
-    values = {**defaults, **stack.parameters}
+    # the pseudo parameter the metrics' and spans' service name is (each stack its own)
+    values = {**defaults, **stack.parameters, "AWS::StackName": stack.name}
     expected: dict[str, str] = {}
     for key, value in variables.items():
         if isinstance(value, str):
             expected[key] = value
         elif set(value) == {"Ref"}:
             ref = value["Ref"]
-            expected[key] = values[ref] if ref in template["Parameters"] else stack.physical[ref]
+            expected[key] = values[ref] if ref in values else stack.physical[ref]
     # AdotLayerArn empty: no ADOT wrapper (the variable left out); ApprovalEventBus empty: the stack's own bus
     wrapper = {"AWS_LAMBDA_EXEC_WRAPPER"}
     if values["AdotLayerArn"]:
