@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -51,14 +50,6 @@ class Clone:
 
     def fetches(self) -> int:
         return self.requests.count(FETCH)
-
-
-@pytest.fixture
-def no_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    empty = tmp_path / "bin"
-    empty.mkdir()
-    monkeypatch.setenv("PATH", str(empty))
-    assert shutil.which("git") is None
 
 
 @pytest.fixture

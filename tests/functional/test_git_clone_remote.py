@@ -6,7 +6,6 @@ smart-HTTP git server on 127.0.0.1 that asks for them."""
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,15 +36,6 @@ def commit_in(tree: Path, name: str, text: str) -> str:
     (tree / name).write_text(text)
     porcelain.add(str(tree), [str(tree / name)])
     return porcelain.commit(str(tree), f"Add {name}", author=IDENTITY, committer=IDENTITY).decode()
-
-
-@pytest.fixture
-def no_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A PATH without git on it (an empty folder)."""
-    empty = tmp_path / "bin"
-    empty.mkdir()
-    monkeypatch.setenv("PATH", str(empty))
-    assert shutil.which("git") is None
 
 
 @pytest.fixture
