@@ -40,7 +40,7 @@ def stage(driver: WebDriver, page_url: str) -> None:
     driver.get(urllib.parse.urlsplit(page_url)._replace(query="user=alice").geturl())
     driver.find_element(By.ID, "new-session").click()
     say(driver, "Hello", "I can push a branch for you")
-    say(driver, "Push docs/update", "I will push docs/update once you approve.")
+    say(driver, "Push docs/update", "I will push docs/update.")
     card = WebDriverWait(driver, WAIT_SECONDS).until(
         lambda d: d.find_element(By.CSS_SELECTOR, "#approvals [data-testid=approval]"), "the approval"
     )

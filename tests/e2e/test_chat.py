@@ -99,7 +99,7 @@ def chat(dev: DevProcess) -> Iterator[Chat]:
 
 def test_approve_then_refuse(dev: DevProcess, chat: Chat) -> None:
     chat.say("Push docs/update")
-    chat.see("author   : I will push docs/update once you approve.")
+    chat.see("author   : I will push docs/update.")
     chat.see('tool     git_push {"ref": "docs/update"} needs approval')
     chat.question("git_push", '{"ref": "docs/update"}')
     chat.say("y")

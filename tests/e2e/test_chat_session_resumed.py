@@ -40,7 +40,7 @@ def test_a_pending_approval_is_asked_before_the_prompt(dev: DevProcess) -> None:
     term = spawn_chat(dev, "u1", session_id, columns=200)
     try:
         term.expect(screen("you      > Push docs/update"))  # the last turns, as they were
-        term.expect(screen("author   : I will push docs/update once you approve."))
+        term.expect(screen("author   : I will push docs/update."))
         term.expect(screen('Approve git_push {"ref": "docs/update"}? [y/N/a]'))
         term.send("y\r")
         term.expect(screen("result   git_push ok ref=docs/update"))

@@ -149,7 +149,7 @@ def test_approve_pushes_and_the_conversation_shows_the_result(
     assert re.fullmatch(r"23h \d+m \d+s left", first), first
     until(page, lambda: by_testid(card, "approval-countdown").text != first, "the countdown to move")
     assert "Push docs/update" in conversation(page)
-    assert "I will push docs/update once you approve." in conversation(page)
+    assert "I will push docs/update." in conversation(page)
 
     by_testid(card, "approve").click()
     until(page, lambda: pushed(dev, "docs/update"), "docs/update in the bare remote")
@@ -236,7 +236,7 @@ def test_a_pending_approval_survives_a_reload(dev: DevProcess, remote: Path, pag
     assert card.get_attribute("data-action-id") == action_id
     assert session_id(page) == session
     assert by_testid(page, "session-id").get_attribute("value") == session
-    until(page, lambda: "I will push docs/update once you approve." in conversation(page), "the conversation")
+    until(page, lambda: "I will push docs/update." in conversation(page), "the conversation")
     assert json.loads(by_testid(card, "approval-args").text) == {"ref": "docs/update"}
     by_testid(card, "approve").click()
     until(page, lambda: pushed(dev, "docs/update"), "docs/update in the bare remote")
@@ -338,7 +338,7 @@ def test_frames_the_socket_never_brought_are_read_back(dev: DevProcess, remote: 
         driver.get(page_url(dev, f"user={USER}"))
         card = ask_to_push(driver)  # the run's frames, the approval's among them, from GET /runs/{id}/frames
         until(driver, lambda: by_testid(driver, "connection").text == "connected", "the (mute) socket")
-        assert "I will push docs/update once you approve." in conversation(driver)
+        assert "I will push docs/update." in conversation(driver)
         assert conversation(driver).count("I will push docs/update") == 1  # each frame shown once
         by_testid(card, "approve").click()
         until(driver, lambda: pushed(dev, "docs/update"), "docs/update in the bare remote")

@@ -134,7 +134,7 @@ class AuthorOfflineModel:
             if match:
                 ref = match.group(1).rstrip(".")
                 return ModelTurn(
-                    text=f"I will push {ref} once you approve.",
+                    text=f"I will push {ref}.",
                     tool_calls=[ToolCall(name="git_push", args={"ref": ref})],
                 )
         return ModelTurn(text="I can push a branch for you: say 'push <branch>'.")
