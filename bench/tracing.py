@@ -1,6 +1,6 @@
 """What tracing costs the approval loop: loops per CPU second, with tracing off and on.
 
-    python bench/tracing.py [--rounds 9] [--seconds 3] [--store server|memory]
+    python bench/tracing.py [--rounds 9] [--pairs 4] [--seconds 1.5] [--store server|memory]
 
 A loop is Riverbeam's approval loop through RiverBeam's public methods: an invoke whose agent
 (ToolAgentRunner, ScriptedModel) asks to run a tool that needs approval, then the resume that approves it
