@@ -90,7 +90,7 @@ def test_args_a_lax_check_would_coerce_past_the_policy_are_never_asked(dev: DevP
     assert actions(dev, session_id) == []  # nothing pending, nothing asked
     results = tool_results(dev, session_id)
     assert [(r["status"], r["error"]["code"]) for r in results] == [("error", "BEM-332")] * len(coercible)
-    assert [next(iter(a)) + ":" in r["error"]["message"] for a, r in zip(coercible, results, strict=True)]
+    assert all(next(iter(a)) + ":" in r["error"]["message"] for a, r in zip(coercible, results, strict=True))
 
     decimal = call(dev, session_id, {"ratio": 0.75})  # a decimal reaches Cedar as one
     assert not decimal["interrupted"]

@@ -20,8 +20,8 @@ class PushCounter:
 
     def tool(self) -> Any:
         @tool(confirm_required=True)
-        def git_push(ref: str, force: bool = False) -> dict[str, str]:
-            """Push a branch (`force`: a flag a policy may forbid; nothing is pushed either way)."""
+        def git_push(ref: str) -> dict[str, str]:
+            """Push a branch."""
             with self.lock:
                 self.pushed.append(ref)
             return {"ref": ref}
