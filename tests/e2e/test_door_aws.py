@@ -23,7 +23,7 @@ import pytest
 from botocore.exceptions import ClientError
 from riverbeam_local.clients.dev_process import DevProcess, running
 
-from tests.support.devstack import TIMEOUT_SECONDS, http
+from tests.support.devstack import TIMEOUT_SECONDS, aws_env, http
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -58,22 +58,9 @@ def env_file(dev: DevProcess) -> Path:
     return Path(dev.urls["AWS env file"].split(" ", 1)[0])
 
 
-def script_env(dev: DevProcess) -> dict[str, str]:
-    """What `. <env file>` exports, read by the shell itself."""
-    shown = subprocess.run(
-        ["bash", "-c", '. "$1" && env -0', "bash", str(env_file(dev))],
-        capture_output=True,
-        check=True,
-        timeout=60,
-        env={"PATH": os.environ["PATH"]},
-    ).stdout.decode()
-    pairs = (entry.partition("=") for entry in shown.split("\0") if entry)
-    return {name: value for name, _, value in pairs if name.startswith("AWS_")}
-
-
 def user_client(dev: DevProcess, service: str) -> Any:
     """boto3 as the user's own script makes it after sourcing the env file: no argument but the service."""
-    found = script_env(dev)
+    found = aws_env(dev)
     session = boto3.Session(
         aws_access_key_id=found["AWS_ACCESS_KEY_ID"],
         aws_secret_access_key=found["AWS_SECRET_ACCESS_KEY"],
@@ -180,7 +167,7 @@ def test_a_client_with_other_credentials_reads_and_writes_nothing(dev: DevProces
 
 
 def test_a_wrong_secret_key_for_the_stacks_key_id_is_a_bad_signature(dev: DevProcess) -> None:
-    found = script_env(dev)
+    found = aws_env(dev)
     forged = boto3.client(
         "dynamodb",
         endpoint_url=embedded_url(dev),
@@ -290,7 +277,7 @@ def test_the_users_script_reaches_the_embedded_endpoints_with_the_env_file(dev: 
     session_id = invoked(dev)
     path = env_file(dev)
     assert path.parent == dev.data_dir and stat.S_IMODE(path.stat().st_mode) == 0o600
-    found = script_env(dev)
+    found = aws_env(dev)
     # the banner names the file, never the secret access key it holds
     banner = "".join(dev.stdout)
     assert (
