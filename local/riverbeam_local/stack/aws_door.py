@@ -105,12 +105,13 @@ def _header(environ: dict[str, Any], name: str) -> str | None:
 
 
 def _target(environ: dict[str, Any]) -> str:
-    """The request's path and query as sent (before WSGI decodes the path): what the client signed."""
+    """The request's path and query as sent (WSGI's PATH_INFO is decoded; the raw URI and QUERY_STRING are
+    not): what the client signed."""
     raw = environ.get("RAW_URI") or environ.get("REQUEST_URI")
     if raw:
-        parts = urllib.parse.urlsplit(str(raw))
-        return parts.path + (f"?{parts.query}" if parts.query else "")
-    path = urllib.parse.quote(str(environ.get("PATH_INFO", "")).encode("latin-1"), safe="/~")
+        path = urllib.parse.urlsplit(str(raw)).path
+    else:
+        path = urllib.parse.quote(str(environ.get("PATH_INFO", "")).encode("latin-1"), safe="/~")
     query = str(environ.get("QUERY_STRING", ""))
     return path + (f"?{query}" if query else "")
 
