@@ -201,6 +201,15 @@ def _closed(start_response: Callable[..., Any]) -> list[bytes]:
     return [_CLOSED_ANSWER]
 
 
+def _body(environ: dict[str, Any]) -> bytes:
+    """The request's body, read whole (at once where its length is given: werkzeug's stream reads in
+    chunks)."""
+    length = str(environ.get("CONTENT_LENGTH") or "")
+    if length.isdigit():
+        return bytes(environ["wsgi.input"].read(int(length)))
+    return bytes(get_input_stream(environ).read())  # chunked, or no body
+
+
 def signed_only(
     app: WSGIApp, key: StackKey, clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 ) -> WSGIApp:
@@ -210,7 +219,7 @@ def signed_only(
     def guarded(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         if CLOSED.match(str(environ.get("PATH_INFO", ""))) or CLOSED.match(_target(environ)):
             return _closed(start_response)
-        body = get_input_stream(environ).read()
+        body = _body(environ)
         refusal = refusal_of(environ, body, key, clock())
         if refusal is not None:
             return _refused(refusal, environ, start_response)
