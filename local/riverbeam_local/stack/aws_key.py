@@ -71,7 +71,9 @@ def sign_requests_to(url: str, key: StackKey) -> None:
     if boto3.DEFAULT_SESSION is None:
         boto3.setup_default_session()
     assert boto3.DEFAULT_SESSION is not None  # made just above
-    boto3.DEFAULT_SESSION.events.register("before-sign", with_stack_key, unique_id="riverbeam-stack-key")
+    boto3.DEFAULT_SESSION.events.register(
+        "before-sign", with_stack_key, unique_id=f"riverbeam-stack-key-{where}"
+    )
 
 
 def write_env_file(data_dir: Path, key: StackKey, region: str, url: str, services: list[str]) -> Path:
