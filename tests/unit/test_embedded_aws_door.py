@@ -121,7 +121,7 @@ def test_a_request_signed_for_a_service_not_embedded_is_refused() -> None:
 
 
 @pytest.mark.parametrize(
-    "path", ["/moto-api/reset", "/moto-api/data.json", "/MOTO-API/", "/latest/meta-data/"]
+    "path", ["/moto-api/reset", "/moto-api/data.json", "/MOTO-API/", "/moto-api", "/latest/meta-data/"]
 )
 def test_motos_routes_are_closed_even_signed(path: str) -> None:
     app = App()

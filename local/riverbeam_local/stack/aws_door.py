@@ -35,8 +35,9 @@ WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 MAX_SKEW = timedelta(minutes=15)
 # the signing names of what the stack embeds (EventBridge signs as `events`, DynamoDB Streams as `dynamodb`)
 SERVED = frozenset({"dynamodb", "sqs", "s3", "events"})
-# moto's own routes: its management API and dashboard, its favicon, its instance metadata
-CLOSED = re.compile(r"/+(moto-api|favicon\.ico|latest/(meta-data|api|dynamic|user-data))(/|$)", re.IGNORECASE)
+# moto's own routes, as its dispatcher finds them (a path that starts so): its management API and dashboard,
+# its favicon, its instance metadata
+CLOSED = re.compile(r"/*(moto-api|favicon\.ico$|latest/meta-data/|latest/api/)", re.IGNORECASE)
 MAX_AUTHORIZATION = 4096
 AUTHORIZATION = re.compile(
     r"AWS4-HMAC-SHA256 Credential=(?P<key_id>[^/\s,]{1,128})/(?P<date>\d{8})/(?P<region>[a-z0-9-]{1,32})/"
