@@ -16,12 +16,15 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
 from riverbeam_local.clients.dev_process import DevProcess, running, start
 from riverbeam_local.stack_secret import page_url
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from tests.support.devstack import TIMEOUT_SECONDS, http, secret_of
+from tests.support.devstack import TIMEOUT_SECONDS, aws_env, http, secret_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -207,8 +210,17 @@ def test_the_embedded_endpoint_answers_no_page(dev: DevProcess, method: str, hea
 
 
 def test_the_embedded_endpoint_still_answers_an_sdk(dev: DevProcess) -> None:
-    # the stack's own boto3 clients have worked all along; a request as the SDK sends it, and no CORS
-    status, answered, body = embedded(dev, "POST", {**SCAN, "x-amz-target": "DynamoDB_20120810.ListTables"})
+    # a request as the SDK sends it, signed with the stack's key (the env file the banner names): answered,
+    # and with no CORS
+    url = dev.urls["DynamoDB"].removesuffix(" (embedded)") + "/"
+    exported = aws_env(dev)
+    request = AWSRequest(
+        "POST", url, data=b"{}", headers={**SCAN, "x-amz-target": "DynamoDB_20120810.ListTables"}
+    )
+    del request.headers["authorization"]
+    credentials = Credentials(exported["AWS_ACCESS_KEY_ID"], exported["AWS_SECRET_ACCESS_KEY"])
+    SigV4Auth(credentials, "dynamodb", exported["AWS_REGION"]).add_auth(request)
+    status, answered, body = embedded(dev, "POST", dict(request.headers.items()))
     assert status == 200 and "riverbeam-local" in json.loads(body)["TableNames"]
     assert not [name for name in answered if name.lower().startswith("access-control-")], answered
 

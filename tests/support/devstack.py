@@ -75,6 +75,21 @@ def http(
         return error.code, json.loads(error.read() or b"null")
 
 
+def aws_env(dev: DevProcess) -> dict[str, str]:
+    """What the user's shell exports after sourcing the env file the stack's banner names (`AWS env file:
+    <path> (...)`): the stack's key, its region and the embedded endpoints."""
+    path = dev.urls["AWS env file"].split(" ", 1)[0]
+    shown = subprocess.run(
+        ["bash", "-c", '. "$1" && env -0', "bash", path],
+        capture_output=True,
+        check=True,
+        timeout=60,
+        env={"PATH": os.environ["PATH"]},
+    ).stdout.decode()
+    pairs = (entry.partition("=") for entry in shown.split("\0") if entry)
+    return {name: value for name, _, value in pairs if name.startswith("AWS_")}
+
+
 def git(data_dir: Path, repo: str, *args: str) -> str:
     return subprocess.run(
         ["git", "-C", str(data_dir / repo), *args],

@@ -15,6 +15,7 @@ import boto3
 
 from . import services as aws
 from . import snapshot
+from .aws_key import StackKey, sign_requests_to
 from .template import Template
 
 RESOURCE_PREFIX = "riverbeam-local"
@@ -62,11 +63,17 @@ def _endpoints(local: LocalAws) -> dict[str, str]:
 
 
 def start_services(
-    stack: contextlib.ExitStack, changed: threading.Event, written: threading.Event, sent: threading.Event
+    stack: contextlib.ExitStack,
+    key: StackKey,
+    changed: threading.Event,
+    written: threading.Event,
+    sent: threading.Event,
 ) -> LocalAws:
-    """The embedded server started (stopped by `stack`) for the services no endpoint variable names, and
-    the endpoint variables set to it. `changed` and `written` are set by each request that may write
-    (the snapshots and the stream's tail wait on them), `sent` by each message sent (the queue poller)."""
+    """The embedded server started (stopped by `stack`) for the services no endpoint variable names,
+    answering only requests signed with `key`, this process's boto3 clients signing theirs to it with
+    `key`, and the endpoint variables set to it. `changed` and `written` are set by each request that may
+    write (the snapshots and the stream's tail wait on them), `sent` by each message sent (the queue
+    poller)."""
     embedded_services = _embedded_services()
     embedded = None
     if embedded_services:
@@ -75,7 +82,8 @@ def start_services(
             changed.set()
             written.set()
 
-        embedded = aws.EmbeddedAws(on_change=on_change, on_send=sent.set)
+        embedded = aws.EmbeddedAws(key, on_change=on_change, on_send=sent.set)
+        sign_requests_to(embedded.url, key)
         embedded.start()
         stack.callback(embedded.stop)
         for service in embedded_services:

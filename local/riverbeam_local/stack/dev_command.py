@@ -28,7 +28,9 @@ def parser() -> argparse.ArgumentParser:
         "handlers of functions/ as template.yaml declares them, with an embedded DynamoDB and SQS "
         "(unless AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS name others) and AuthMode none. Every "
         f"API request must carry the stack's secret: ${SECRET_VARIABLE} where set, else a random one kept in "
-        "the data dir's `secret` file; the page's URL printed at start carries it.",
+        "the data dir's `secret` file; the page's URL printed at start carries it. The embedded AWS "
+        "endpoints answer only requests signed with the stack's AWS key (derived from the secret), which "
+        "the data dir's `aws.env` exports for your own scripts.",
     )
     found.add_argument(
         "--port",

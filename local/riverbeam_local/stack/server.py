@@ -27,6 +27,7 @@ from . import template as template_module
 from .lock import DataDirLocked, data_dir_lock
 
 if TYPE_CHECKING:
+    from .aws_key import StackKey
     from .aws_setup import LocalAws
     from .functions import Functions
     from .queue_poller import Poller
@@ -74,8 +75,9 @@ def bind(port: int) -> socket.socket:
 
 
 def _aws_defaults() -> None:
-    """A region and credentials for the embedded services where none are configured (the requests are
-    signed, and the management API's client needs a region)."""
+    """A region and credentials where none are configured (boto3 needs some to make a client; the requests
+    to the embedded services are signed with the stack's key whatever they are, and the management API's
+    client needs a region)."""
     import boto3
 
     session = boto3.Session()
@@ -142,14 +144,22 @@ class DevServer(uvicorn.Server):
 
 
 def _print_ready(
-    port: int, data_dir: Path, endpoints: dict[str, str], secret: str, traces: Path | None = None
+    port: int,
+    data_dir: Path,
+    endpoints: dict[str, str],
+    secret: str,
+    traces: Path | None = None,
+    aws_env: Path | None = None,
 ) -> None:
+    """The stack's URLs, one a line; `aws_env`: the file a script sources to reach the embedded AWS
+    endpoints (the banner names it, never the key it holds)."""
     lines = [
         f"HTTP API:        http://{HOST}:{port}/",
         f"WebSocket API:   ws://{HOST}:{port}/ws",
         f"Management API:  http://{HOST}:{port}/@connections/{{id}}",
         f"Inbox page:      {page_url(f'http://{HOST}:{port}/', secret)}",
         *(f"{name + ':':<16} {url}" for name, url in endpoints.items()),
+        *([f"AWS env file:    {aws_env} (source it to reach the embedded endpoints)"] if aws_env else []),
         f"Data dir:        {data_dir}",
         *([f"Traces:          {data_dir / traces}"] if traces is not None else []),
         "Ready (Ctrl-C stops).",
@@ -262,6 +272,7 @@ def _serve(
 
     from . import snapshot
     from .asgi_app import Api, create_app
+    from .aws_key import stack_key
     from .aws_setup import create_resources, start_services
     from .door import Door
     from .functions import Functions
@@ -272,10 +283,12 @@ def _serve(
     except snapshot.SnapshotError as error:
         raise StartError(str(error)) from None
     changed, sent, written = threading.Event(), threading.Event(), threading.Event()
-    local = start_services(stack, changed, written, sent)
+    key = stack_key(secret)
+    local = start_services(stack, key, changed, written, sent)
     try:
         dynamodb, sqs, queues = create_resources(local, template, saved, data_dir)
         prepare_workspace(data_dir)
+        aws_env = _aws_env_file(local, key, data_dir)
     except (OSError, subprocess.SubprocessError, BotoCoreError, ClientError) as error:
         raise StartError(f"the local stack could not be set up: {error}") from None
     _handler_environment(
@@ -301,9 +314,21 @@ def _serve(
         tail.start()
         stack.callback(tail.stop, DRAIN_SECONDS)
     poller = _start_workers(stack, sqs, queues, template, functions, sent, sweep_seconds)
-    ready = functools.partial(_print_ready, port, data_dir, local.endpoints, secret, traces)
+    ready = functools.partial(_print_ready, port, data_dir, local.endpoints, secret, traces, aws_env)
     app = Door(create_app(Api(template, functions)), port, secret)
     return _serve_http(sock, app, ready, drain=lambda: poller.stop(DRAIN_SECONDS))
+
+
+def _aws_env_file(local: LocalAws, key: StackKey, data_dir: Path) -> Path | None:
+    """The embedded services' environment file for the user's scripts (None: nothing is embedded)."""
+    import boto3
+
+    from .aws_key import write_env_file
+
+    if local.embedded is None:
+        return None
+    region = boto3.Session().region_name or "us-east-1"
+    return write_env_file(data_dir, key, region, local.embedded.url, local.embedded_services)
 
 
 def _make_shared_clients() -> None:

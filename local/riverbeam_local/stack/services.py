@@ -1,7 +1,7 @@
 """The stack's DynamoDB table (with its stream), SQS queues and EventBridge bus: on the embedded server
-(moto's app in a thread of this process, one request at a time, as beam_store.embedded serves it) or
-wherever AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS / AWS_ENDPOINT_URL_EVENTBRIDGE point; created from
-the template's definitions where missing."""
+(moto's app in a thread of this process, one request at a time, as beam_store.embedded serves it, behind the
+stack's door: aws_door) or wherever AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS /
+AWS_ENDPOINT_URL_EVENTBRIDGE point; created from the template's definitions where missing."""
 
 from __future__ import annotations
 
@@ -14,9 +14,11 @@ from typing import Any
 
 import boto3
 from beam_store.dynamo.table import add_missing_indexes, add_missing_stream
-from beam_store.embedded import make_server
+from beam_store.embedded import install_item_rollback, no_browsers
 from botocore.exceptions import ClientError
 
+from .aws_door import signed_only
+from .aws_key import StackKey
 from .template import Template
 
 log = logging.getLogger("riverbeam_local")
@@ -39,15 +41,20 @@ WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
 class EmbeddedAws:
-    """moto's DynamoDB (and its streams), SQS and EventBridge on 127.0.0.1. `lock` is held around each
-    request so that a snapshot taken under it never sees half of one; `on_change` follows every request
-    that may write, `on_send` every message sent (it wakes the queue poller)."""
+    """moto's DynamoDB (and its streams), SQS, S3 and EventBridge on 127.0.0.1, answering only requests
+    signed with `key` and no web page. `lock` is held around each request so that a snapshot taken under it
+    never sees half of one; `on_change` follows every request that may write, `on_send` every message sent
+    (it wakes the queue poller); a refused request is neither."""
 
-    def __init__(self, on_change: Callable[[], None], on_send: Callable[[], None]) -> None:
+    def __init__(self, key: StackKey, on_change: Callable[[], None], on_send: Callable[[], None]) -> None:
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+        from werkzeug.serving import make_server
+
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
-        self.server = make_server(0)
+        install_item_rollback()
+        app: WSGIApp = DomainDispatcherApplication(create_backend_app)
+        self.server = make_server("127.0.0.1", 0, app, threaded=False)
         self.lock = threading.Lock()
-        app: WSGIApp = self.server.app
 
         def locked(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
             target = str(environ.get("HTTP_X_AMZ_TARGET", ""))
@@ -59,7 +66,8 @@ class EmbeddedAws:
                 on_send()
             return answer
 
-        self.server.app = locked
+        # outermost the pages' check (it answers a page with no CORS), then the key's
+        self.server.app = no_browsers(signed_only(locked, key), self.server.server_port)
         self.url = f"http://127.0.0.1:{self.server.server_port}"
         self._thread = threading.Thread(target=self.server.serve_forever, name="embedded-aws", daemon=True)
 
