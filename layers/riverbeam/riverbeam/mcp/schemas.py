@@ -136,6 +136,13 @@ def _check_refs(schema: dict[str, Any], registry: SchemaRegistry) -> None:
 def safe_validator(schema: dict[str, Any]) -> Validator:
     """A validator of `schema` that fetches nothing and never backtracks; SchemaRefused where it cannot
     be one."""
+    try:
+        return _checked(schema)
+    except RecursionError:
+        raise SchemaRefused("it is nested too deep to be checked") from None
+
+
+def _checked(schema: dict[str, Any]) -> Validator:
     cls = validator_for(schema)
     try:
         cls.check_schema(schema)

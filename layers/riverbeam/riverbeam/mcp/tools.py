@@ -18,6 +18,7 @@ from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 from mcp_types import CallToolResult, TextContent
 from mcp_types import Tool as ListedTool
+from referencing.exceptions import Unresolvable
 
 from ..errors import BeamError, ToolError, clip
 from ..tools import Tool
@@ -99,18 +100,25 @@ class McpTool(Tool):
         return dict(self._listed().input_schema)
 
     def problems(self, args: dict[str, Any]) -> list[tuple[str, str]]:
+        """What in `args` does not fit the server's schema; a ToolError (the call's outcome) where the
+        schema cannot be had (the server out of reach) or checked safely (BEM-360)."""
         assert self.listing is not None, "an McpTool is made by mcp_tool or mcp_tools"
-        validator = self.listing.validator()
-        found = sorted(validator.iter_errors(args), key=lambda e: [str(p) for p in e.path])
+        try:
+            validator = self.listing.validator()
+            found = sorted(validator.iter_errors(args), key=lambda e: [str(p) for p in e.path])
+        except ToolError:
+            raise
+        except BeamError as error:
+            raise ToolError(error.code, error.message) from None
+        except (Unresolvable, SchemaRefused, RecursionError) as error:  # what the check before could not see
+            said = f"the MCP server {self.listing.server.name!r} gives {self.listing.tool!r} an input schema"
+            raise ToolError(
+                "BEM-360", clip(f"{said} that cannot be checked: {type(error).__name__}", 500)
+            ) from None
         return [(_field(e), clip(e.message, 200)) for e in found[:20]]
 
     def invoke(self, args: dict[str, Any]) -> Any:
-        try:
-            problems = self.problems(args)
-        except ToolError:
-            raise
-        except BeamError as error:  # the server out of reach when its schema is asked for: the call's outcome
-            raise ToolError(error.code, error.message) from None
+        problems = self.problems(args)
         if problems:
             fields = ", ".join(dict.fromkeys(name or "args" for name, _ in problems))
             raise ToolError("BEM-332", f"{self.name}: invalid arguments ({fields})")
