@@ -122,25 +122,43 @@ def test_a_backtracking_pattern_never_freezes_the_stack(tmp_path: Path) -> None:
         agents = _agents(tmp_path / "agents.json", hostile.url, {"releaser": {"tools": ["release/check"]}})
         with running(tmp_path / "data", args=("--agents", str(agents))) as dev:
             call = json.dumps({"name": evil, "b" * 48 + "!": "x"})
-            status, result = _invoke(dev, "releaser", f"call release/check {call}")
-            assert status == 200, result
-            for action in result["action_required"]:  # asked (the args are checked as the call runs)
-                resume = {
-                    "agent_name": "releaser",
-                    "session_id": result["session_id"],
-                    "interaction_id": result["interaction_id"],
-                    "actions": [
-                        {"action_id": action["action_id"], "kind": "confirmation", "status": "submitted"}
-                    ],
-                    "auth_context": {"user_id": "ana"},
-                }
-                assert http(dev, "POST", "/resume", resume)[0] == 202
-            outcome = _tool_outcome(dev, result["session_id"])
+            outcome = _approved_outcome(dev, f"call release/check {call}")
             assert outcome["error"]["code"] == "BEM-332", outcome  # refused at once: the name fits no pattern
             assert "name" in outcome["error"]["message"]
             status, answered = _invoke(dev, "releaser", "hello")  # and the stack still answers
             assert status == 200, answered
     assert hostile.calls == []
+
+
+def test_a_backtracking_pattern_in_an_output_schema_never_freezes_the_stack(tmp_path: Path) -> None:
+    output = {"type": "object", "properties": {"id": {"type": "string", "pattern": "^(a+)+$"}}}
+    with hostile_mcp_server() as hostile:
+        hostile.tools = [tool("report", outputSchema=output)]
+        hostile.results = {"report": {"content": [], "structuredContent": {"id": "a" * 48 + "!"}}}
+        agents = _agents(tmp_path / "agents.json", hostile.url, {"releaser": {"tools": ["release/report"]}})
+        with running(tmp_path / "data", args=("--agents", str(agents))) as dev:
+            outcome = _approved_outcome(dev, 'call release/report {"service": "web"}')
+            assert outcome["error"]["code"] == "BEM-361", outcome
+            assert "does not fit its output schema" in outcome["error"]["message"]
+            status, answered = _invoke(dev, "releaser", "hello")  # and the stack still answers
+            assert status == 200, answered
+    assert hostile.calls == [("report", {"service": "web"})]
+
+
+def _approved_outcome(dev: DevProcess, text: str) -> dict[str, Any]:
+    """The outcome of the call `text` proposes to the agent `releaser`, approved where it is asked."""
+    status, result = _invoke(dev, "releaser", text)
+    assert status == 200, result
+    for action in result["action_required"]:  # asked (the args are checked as the call runs)
+        resume = {
+            "agent_name": "releaser",
+            "session_id": result["session_id"],
+            "interaction_id": result["interaction_id"],
+            "actions": [{"action_id": action["action_id"], "kind": "confirmation", "status": "submitted"}],
+            "auth_context": {"user_id": "ana"},
+        }
+        assert http(dev, "POST", "/resume", resume)[0] == 202
+    return _tool_outcome(dev, result["session_id"])
 
 
 def _tool_outcome(dev: DevProcess, session_id: str) -> dict[str, Any]:

@@ -20,7 +20,8 @@ import httpx2
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp_types import PARSE_ERROR, CallToolResult, Tool
+from mcp_types import PARSE_ERROR, CallToolRequest, CallToolRequestParams, CallToolResult, Tool
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from ..errors import BeamError, ToolError, clip
@@ -59,7 +60,7 @@ class McpServer:
 
     def call_tool(self, tool: str, args: dict[str, Any]) -> CallToolResult:
         """Call `tool` with `args`; a failure is a ToolError, the call's outcome."""
-        return _run(self, lambda client: client.call_tool(tool, args), tool_error=True)
+        return _run(self, functools.partial(_call, tool=tool, args=args), tool_error=True)
 
     async def _list_tools(self, client: Client) -> list[Tool]:
         listed = await client.list_tools()
@@ -71,6 +72,17 @@ class McpServer:
             tools.extend(listed.tools)
             cursor = listed.next_cursor
         return tools
+
+
+async def _call(client: Client, *, tool: str, args: dict[str, Any]) -> CallToolResult:
+    """A tools/call, sent as the session's own request: the client's `call_tool` would check the result
+    against the tool's output schema with Python's `re` (a backtracking pattern of the server's could
+    freeze the stack); tools.py checks it safely instead. A modern session lists the tools first, so the
+    args' `Mcp-Param-*` headers go with the call."""
+    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        await client.list_tools()
+    request = CallToolRequest(params=CallToolRequestParams(name=tool, arguments=args))
+    return await client.session.send_request(request, CallToolResult)
 
 
 def _run(server: McpServer, exchange: Callable[[Client], Awaitable[_T]], *, tool_error: bool) -> _T:

@@ -123,9 +123,29 @@ class McpTool(Tool):
             fields = ", ".join(dict.fromkeys(name or "args" for name, _ in problems))
             raise ToolError("BEM-332", f"{self.name}: invalid arguments ({fields})")
         assert self.listing is not None
-        return _outcome(
-            self.listing.server, self.listing.tool, self.listing.server.call_tool(self.listing.tool, args)
-        )
+        server, tool = self.listing.server, self.listing.tool
+        result = server.call_tool(tool, args)
+        _check_output(server, self.listing.get(), result)
+        return _outcome(server, tool, result)
+
+
+def _check_output(server: McpServer, listed: ListedTool, result: CallToolResult) -> None:
+    """A result that does not fit the tool's output schema (checked as safely as an input schema) is
+    BEM-361, as the protocol has the client check it."""
+    if listed.output_schema is None or result.is_error:
+        return
+    said = f"the MCP server {server.name!r} answered {listed.name!r} with a result that"
+    try:
+        validator = safe_validator(dict(listed.output_schema))
+        errors = list(validator.iter_errors(result.structured_content))[:3]
+    except (SchemaRefused, Unresolvable, RecursionError) as refused:
+        reason = str(refused) if isinstance(refused, SchemaRefused) else type(refused).__name__
+        raise ToolError(
+            "BEM-361", clip(f"{said} cannot be checked: its output schema {reason}", 500)
+        ) from None
+    if result.structured_content is None or errors:
+        why = "; ".join(e.message for e in errors) or "it has no structured content"
+        raise ToolError("BEM-361", clip(f"{said} does not fit its output schema: {why}", 500))
 
 
 def _field(error: ValidationError) -> str:
