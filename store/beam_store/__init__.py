@@ -24,6 +24,8 @@ from .records import (
     ToolOutcome,
     ToolResultPart,
     args_sha256,
+    canonical_args,
+    canonical_json,
     new_id,
     utc_now,
 )
@@ -93,6 +95,8 @@ __all__ = [
     "ToolOutcome",
     "ToolResultPart",
     "args_sha256",
+    "canonical_args",
+    "canonical_json",
     "ensure_table",
     "new_id",
     "utc_now",

@@ -30,10 +30,20 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
+def canonical_json(args: Any) -> str:
+    """`args` as canonical JSON: keys sorted, no spaces, no ASCII escaping (CONTRACT 1)."""
+    return json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def canonical_args(args: Any) -> Any:
+    """`args` as their canonical JSON reads back: what is hashed, decided and run (tuples as lists)."""
+    loaded: Any = json.loads(canonical_json(args))
+    return loaded
+
+
 def args_sha256(args: Any) -> str:
     """The SHA-256 (hex) of `args` as canonical JSON: keys sorted, no spaces, UTF-8 (CONTRACT 1)."""
-    canonical = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return hashlib.sha256(canonical_json(args).encode()).hexdigest()
 
 
 class WireModel(BaseModel):

@@ -50,12 +50,19 @@ def told(conversation: Sequence[NewMessage]) -> ModelTurn:
 
 
 class Agent:
-    """An author with a counted git_push (asks by itself) and a counted read_file (does not)."""
+    """An author with a counted git_push (asks by itself; takes `force`, so a forced push fits its schema
+    and is the policy's to deny) and a counted read_file (does not ask)."""
 
     def __init__(self, store: BeamStore, *calls: ToolCall, policy: str | None = POLICY) -> None:
         self.pushed = PushCounter()
         self.reads: list[str] = []
         self.frames: list[dict[str, Any]] = []
+
+        @tool(confirm_required=True)
+        def git_push(ref: str, force: bool = False) -> dict[str, str]:
+            """Push a branch (`force`: what the policy forbids)."""
+            self.pushed.pushed.append(ref)
+            return {"ref": ref}
 
         @tool
         def read_file(path: str) -> str:
@@ -66,7 +73,7 @@ class Agent:
         model = ScriptedModel([ModelTurn(tool_calls=list(calls)), told] * 3)
         self.events = EventLog()
         self.beam = RiverBeam(store, events=self.events)
-        runner = ToolAgentRunner(model=model, tools=[self.pushed.tool(), read_file])
+        runner = ToolAgentRunner(model=model, tools=[git_push, read_file])
         self.beam.register_agent("author", runner, policy=Policy(policy) if policy is not None else None)
         self.store = store
 

@@ -85,3 +85,9 @@ def test_a_policy_id_hiding_control_characters_is_printed_escaped(tmp_path: Path
     assert (code, err) == (0, "")
     assert "\x1b" not in out and "\u202e" not in out
     assert "policies: ok\\x1b[2J\\u202e" in out
+
+
+def test_a_number_cedar_cannot_hold_is_told_naming_its_field(policy_file: str) -> None:
+    code, out, err = run(policy_file, "--tool", "git_push", "--args", '{"ref": "main", "ratio": 0.12345}')
+    assert (code, out) == (2, "") and "Traceback" not in err
+    assert err.startswith("riverbeam policy check: args.ratio: ") and err.count("\n") == 1

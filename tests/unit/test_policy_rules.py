@@ -104,7 +104,9 @@ def test_args_cedar_has_no_value_for_are_still_decided() -> None:
         '@id("note") forbid (principal, action, resource) when { context.args has note };'
     )
     assert push(policy, {"ratio": 0.5}) == Decision("deny", ("no-ratio",))
-    assert push(policy, {"big": 2**80, "note": None, "list": [1, None, "a"]}).effect == "ask"
+    assert push(policy, {"note": None, "list": [1, None, "a"]}).effect == "ask"
+    with pytest.raises(ValueError, match=r"args\.big"):  # no Long holds it: refused, never judged as text
+        push(policy, {"big": 2**80})
 
 
 @pytest.mark.parametrize(

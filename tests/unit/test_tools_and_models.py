@@ -38,10 +38,10 @@ def test_tool_schema_comes_from_type_hints() -> None:
     schema = add.json_schema()
     assert schema["properties"]["a"]["type"] == "integer" and schema["required"] == ["a"]
     assert add.description == "Add two numbers." and not add.confirm_required
-    assert add.invoke({"a": 1}) == 3 and add.invoke({"a": "4", "b": 1}) == 5
+    assert add.invoke({"a": 1}) == 3 and add.invoke({"a": 4, "b": 1}) == 5
 
 
-@pytest.mark.parametrize("args", [{}, {"a": "x"}, {"a": 1, "c": 2}])
+@pytest.mark.parametrize("args", [{}, {"a": "x"}, {"a": 1, "c": 2}, {"a": "4"}, {"a": 4.0}])
 def test_tool_refuses_args_that_do_not_fit_with_bem332(args: dict[str, Any]) -> None:
     with pytest.raises(ToolError) as raised:
         add.invoke(args)

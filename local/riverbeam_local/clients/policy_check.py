@@ -55,18 +55,18 @@ def check(argv: list[str], out: TextIO | None = None, err: TextIO | None = None)
     try:
         args = _args(options.args)
         policy = Policy.from_file(options.file)
+        decision = policy.decide(  # args holding a number Cedar cannot read are a ValueError naming it
+            tool=options.tool,
+            args=args,
+            user_id=options.user,
+            groups=options.group,
+            agent=options.agent,
+            confirm_required=options.confirm_required == "true",
+            session_id=options.session,
+        )
     except ValueError as error:
         print(f"riverbeam policy check: {visible(str(error), lines=True)}", file=err)
         return 2
-    decision = policy.decide(
-        tool=options.tool,
-        args=args,
-        user_id=options.user,
-        groups=options.group,
-        agent=options.agent,
-        confirm_required=options.confirm_required == "true",
-        session_id=options.session,
-    )
     print(f"decision: {decision.effect}", file=out)
     # a policy's @id is any Cedar string: a shared file's may hide control characters
     print(f"policies: {visible(', '.join(decision.policy_ids)) or '(none)'}", file=out)

@@ -26,9 +26,10 @@ from ..models import (
     ToolCallFrame,
     ToolResultFrame,
 )
-from ..policy.decision import DecidedCall
+from ..policy.decision import UNREADABLE_CODE, DecidedCall, Decision, unreadable_message
 from ..policy.gate import CallGate, recorded
-from ..tools import Tool
+from ..policy.values import UnfitArgs
+from ..tools import Tool, unfit_message
 from .registry import DEFAULT_HISTORY_WINDOW, AgentInput, Emit, ResolvedAction, RunnerFailure
 
 if TYPE_CHECKING:
@@ -187,7 +188,11 @@ class ToolAgentRunner:
         for call in calls:
             tool = self.tools.get(call.name)
             confirm = tool is not None and tool.confirm_required
-            decision = gate.decide(call.name, call.args, confirm_required=confirm) if gate else None
+            decided = self._decide(call, tool, gate)
+            if isinstance(decided, ErrorInfo):  # never asked about, never run (CONTRACT 3.12)
+                add(NewMessage(role="tool", content=[self._unfit(call, decided, emit)]))
+                continue
+            decision = decided
             effect = decision.effect if decision else "ask" if confirm else "allow"
             emit(
                 ToolCallFrame(
@@ -214,6 +219,31 @@ class ToolAgentRunner:
                 kept.outcomes[call.tool_call_id] = _outcome(part)
             add(NewMessage(role="tool", content=[part]))
         return asks
+
+    @staticmethod
+    def _decide(call: ToolCallPart, tool: Tool | None, gate: CallGate | None) -> Decision | ErrorInfo | None:
+        """The call's decision (None: no gate, the tool's confirm_required decides), or why it cannot run
+        and so is neither decided nor asked about: no such tool, args that do not fit its schema (strictly),
+        args holding a number the policy cannot read."""
+        if tool is None:
+            return ErrorInfo(code="BEM-333", message=f"the tool {call.name!r} is not available to this agent")
+        try:
+            problems = tool.problems(dict(call.args))
+            if problems:
+                return ErrorInfo(code="BEM-332", message=unfit_message(call.name, problems))
+            return gate.decide(call.name, call.args, confirm_required=tool.confirm_required) if gate else None
+        except UnfitArgs as error:
+            return ErrorInfo(code=UNREADABLE_CODE, message=unreadable_message(call.name, error))
+        except BeamError as error:  # an MCP server out of reach for its schema: the call's outcome
+            return ErrorInfo(code=error.code, message=error.message)
+
+    @staticmethod
+    def _unfit(call: ToolCallPart, error: ErrorInfo, emit: Emit) -> ToolResultPart:
+        """The result of a call that cannot run: an error naming the fields, its frames; nothing ran."""
+        emit(ToolCallFrame(tool_call_id=call.tool_call_id, name=call.name, args=call.args))
+        emit(ErrorFrame(code=error.code, message=error.message))
+        emit(ToolResultFrame(tool_call_id=call.tool_call_id, name=call.name, status="error", error=error))
+        return ToolResultPart(tool_call_id=call.tool_call_id, name=call.name, status="error", error=error)
 
     @staticmethod
     def _refuse(call: DecidedCall, emit: Emit) -> ToolResultPart:

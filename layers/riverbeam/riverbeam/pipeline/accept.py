@@ -13,6 +13,7 @@ from beam_store import Action, ActionConflict, Grant, Message, Session, StepWrit
 from ..agent.registry import AgentRunner
 from ..errors import BeamError
 from ..models import ActionResponseEnvelope, InvokeRequest, ResumeHead, ResumeRequest, RunJob, VoteAck
+from ..policy.decision import Decision
 from . import approval_events as events
 from . import checks, expiry, grants, intake, retries, voting, writes
 from .frames import started_frame
@@ -131,6 +132,27 @@ def edit_rules(runner: AgentRunner) -> checks.EditRules:
     )
 
 
+def edit_decider(setup: Setup, req: ResumeRequest, session: Session) -> checks.Decide | None:
+    """What decides an approver's edited args: the agent's policy, for the session's owner with the
+    groups its run decides with (None: the agent has no policy, the approver's answer stands)."""
+    policy = setup.policies.get(req.agent_name)
+    if policy is None:
+        return None
+
+    def decide(tool: str, args: dict[str, Any]) -> Decision:
+        return policy.decide(
+            tool=tool,
+            args=args,
+            user_id=session.user_id,
+            groups=req.auth_context.groups,
+            agent=req.agent_name,
+            confirm_required=True,
+            session_id=session.session_id,
+        )
+
+    return decide
+
+
 def open_resume(
     setup: Setup, request: ResumeRequest | dict[str, Any] | str, *, with_history: bool = False
 ) -> Step | RunJob | VoteAck:
@@ -161,6 +183,7 @@ def _resolving_step(
     ids, now, sha256 = (interaction_id, session_id, user), setup.now(), retries.request_sha256(req)
     retries.resumed_before(req, found, responses, sha256, setup.clock())
     refused = checks.first_refusal(found, responses, req, edit_rules(runner), now)
+    refused = refused or checks.edit_decision_refusal(found, req, edit_decider(setup, req, session))
     refused = refused or voting.vote_refusal(found, responses, user)
     refused = refused or grants.grant_refusal(
         found, responses, grants.grantable_tools(runner), approver=approver

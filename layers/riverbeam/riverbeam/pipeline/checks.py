@@ -11,6 +11,7 @@ The order a resume meets them (accept.open_resume calls them so):
                                       edit: -071 (the tool forbids it), BEM-001 (the edited args do not fit
                                       the tool's schema); each check over every action before the next
                                       check
+    edit_decision_refusal    BEM-081 (the policy denies the edited args), BEM-082 (it cannot read them)
     resolve                  the actions as the one conditional write stores them
 """
 
@@ -34,7 +35,12 @@ from beam_store.records import PersonDecided, overdue
 
 from ..errors import BeamError
 from ..models import ActionResponseEnvelope, ResumeRequest
+from ..policy.decision import UNREADABLE_CODE, Decision
+from ..policy.values import UnfitArgs
 from .intake import invalid, normal_uuid
+
+# what decides a call: (tool, args) -> the agent's policy's decision for the session's owner
+Decide = Callable[[str, dict[str, Any]], Decision]
 
 # the codes of the checks on each action, in the order the contract gives them
 CHECK_ORDER = ("BEM-027", "BEM-064", "BEM-065", "BEM-066", "BEM-067", "BEM-068")
@@ -217,6 +223,31 @@ def first_refusal(
     failures = [response_refusal(a, found.get(a), e, req, rules, now) for a, e in responses.items()]
     refused = [f for f in failures if f is not None]
     return min(refused, key=lambda f: RESOLVE_ORDER.index(f.code), default=None)
+
+
+def edit_decision_refusal(
+    found: Mapping[str, Action | None], req: ResumeRequest, decide: Decide | None
+) -> BeamError | None:
+    """Edited args are decided as the call they become: where the policy denies them (a forbid covers
+    them, or `run` is not permitted) the resume is BEM-081 naming the policies; where they hold a number
+    the policy cannot read, BEM-082 naming the field. Otherwise the approver's answer stands for them."""
+    if decide is None:
+        return None
+    for index, envelope in enumerate(req.actions):
+        stored = found.get(normal_uuid(envelope.action_id) or envelope.action_id)
+        if envelope.edited_args is None or stored is None or envelope.status != "submitted":
+            continue
+        where = f"actions.{index}.edited_args"
+        try:
+            decision = decide(stored.tool, envelope.edited_args)
+        except UnfitArgs as error:
+            field = where + error.field.removeprefix("args")
+            return BeamError(UNREADABLE_CODE, f"{field}: {error.problem}", field=field)
+        if decision.effect == "deny":
+            named = ", ".join(decision.policy_ids) or "no policy permits them"
+            told = f"the approval policy denies {stored.tool} with these edited args ({named})"
+            return BeamError("BEM-081", told, field=where)
+    return None
 
 
 def resolve(

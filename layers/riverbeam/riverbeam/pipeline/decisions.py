@@ -4,18 +4,23 @@ them, and the decision of each `action_required` entry of a runner that does not
 ToolAgentRunner decides each call itself, before it runs (`decides_calls`). Any other runner asks for
 approval with `action_required`: each entry is decided here; a denied one is told to the runner as a
 cancelled answer (and a `refused` tool message), an allowed one as a submitted answer, and the runner
-goes on in the same run with those answers, as on a resume, until all it asks for waits for a person."""
+goes on in the same run with those answers, as on a resume, until all it asks for waits for a person.
+An entry whose args do not fit its tool's schema (the runner's `validate_args`, where it has one), or hold a
+number the policy cannot read, is never decided nor asked about (CONTRACT 3.12): it is told to the runner as
+a cancelled answer with the error, and as an `error` tool message naming the fields; no Action is kept."""
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from beam_store import Action, ActionResponseRecord, Message, args_sha256
+from beam_store import Action, ActionResponseRecord, ErrorInfo, Message, ToolResultPart, args_sha256
 
 from ..errors import BeamError
 from ..models import ActionRequest, AgentResult, NewMessage, ToolResultFrame
-from ..policy.decision import DecidedCall
+from ..policy.decision import UNREADABLE_CODE, DecidedCall, Decision, unreadable_message
+from ..policy.values import UnfitArgs
+from ..tools import unfit_message
 
 if TYPE_CHECKING:
     from ..agent.registry import AgentInput, AgentRunner, Emit, ResolvedAction
@@ -79,22 +84,58 @@ def decide_requests(
     from .execute import checked_result
 
     for _ in range(MAX_DECIDED_ROUNDS):
-        decided = [
-            DecidedCall(r.action_id or "", r.tool, r.args, d)
-            for r in result.action_required
-            if r.action_id not in stored
-            and (d := gate.decide(r.tool, r.args, confirm_required=True)).effect != "ask"
-        ]
-        if not decided:
+        decided: list[DecidedCall] = []
+        unfit: list[ToolResultPart] = []
+        for request in (r for r in result.action_required if r.action_id not in stored):
+            verdict = _verdict(runner, gate, request)
+            if isinstance(verdict, ToolResultPart):
+                unfit.append(verdict)
+            elif verdict.effect != "ask":
+                decided.append(DecidedCall(request.action_id or "", request.tool, request.args, verdict))
+        if not decided and not unfit:
             return result
-        told = _told(decided, emit)
-        asks = [r for r in result.action_required if r.action_id not in {c.action_id for c in decided}]
+        told = [*_told(decided, emit), *_told_unfit(unfit, emit)]
+        gone = {c.action_id for c in decided} | {p.tool_call_id for p in unfit}
+        asks = [r for r in result.action_required if r.action_id not in gone]
         so_far = _as_stored(input, [*(result.messages or _replied(result)), *told])
         again = input.model_copy(update={"history": [*input.history, *so_far], "actions": []})
-        again.actions = [_answer(c) for c in decided]
+        again.actions = [*(_answer(c) for c in decided), *(_unfit_answer(p, result) for p in unfit)]
         following = checked_result(runner.run(again, emit))
         result = _merged(result, told, decided, following, asks)
     raise BeamError("BEM-041", f"the agent asked for more than {MAX_DECIDED_ROUNDS} rounds of decided calls")
+
+
+def _verdict(runner: AgentRunner, gate: CallGate, request: ActionRequest) -> Decision | ToolResultPart:
+    """The entry's decision, or the error result of an entry that cannot run (never decided)."""
+    validate = getattr(runner, "validate_args", None)
+    try:
+        problems = list(validate(request.tool, request.args)) if callable(validate) else []
+        if problems:
+            error = ErrorInfo(code="BEM-332", message=unfit_message(request.tool, problems))
+        else:
+            return gate.decide(request.tool, request.args, confirm_required=True)
+    except UnfitArgs as unfit:
+        error = ErrorInfo(code=UNREADABLE_CODE, message=unreadable_message(request.tool, unfit))
+    call_id = request.action_id or ""
+    return ToolResultPart(tool_call_id=call_id, name=request.tool, status="error", error=error)
+
+
+def _told_unfit(unfit: list[ToolResultPart], emit: Emit) -> list[NewMessage]:
+    for part in unfit:
+        emit(
+            ToolResultFrame(tool_call_id=part.tool_call_id, name=part.name, status="error", error=part.error)
+        )
+    return [NewMessage(role="tool", content=[part]) for part in unfit]
+
+
+def _unfit_answer(part: ToolResultPart, result: AgentResult) -> ResolvedAction:
+    from ..agent.registry import ResolvedAction
+
+    request = next(r for r in result.action_required if r.action_id == part.tool_call_id)
+    said = f"{part.error.code}: {part.error.message}" if part.error else "the call cannot run"
+    return ResolvedAction(
+        action_id=part.tool_call_id, status="cancelled", tool=part.name, args=dict(request.args), reason=said
+    )
 
 
 def _told(decided: list[DecidedCall], emit: Emit) -> list[NewMessage]:

@@ -136,7 +136,8 @@ def _run_agent(
     try:
         input = agent_input(step, gate)
         result = checked_result(step.runner.run(input, emitter.emit))
-        if gate.decides and not getattr(step.runner, "decides_calls", False):
+        validates = callable(getattr(step.runner, "validate_args", None))
+        if (gate.decides or validates) and not getattr(step.runner, "decides_calls", False):
             stored = _stored_actions(setup, step)
             result = decisions.decide_requests(step.runner, input, result, gate, emitter.emit, stored)
         return result, None

@@ -2,25 +2,34 @@
 
 A call is decided by two requests: `run` not permitted -> deny; else `run_unattended` permitted -> allow;
 else ask. The file's policies come first, so Cedar's own ids (policy0, policy1, ...) are their places
-in the file; the baseline is added after them, under `@id`s of its own."""
+in the file; the baseline is added after them, under `@id`s of its own.
+
+It fails closed: a `forbid` whose condition errors on a call's args (`context.args.replicas > 5` given a
+string, a missing attribute read without `has`) denies the call, named among its `policy_ids`, as if it
+held; Cedar alone would skip it."""
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import cedarpy
+from beam_store import canonical_args
 
 from .decision import Decision
 from .syntax import error_line
-from .values import cedar_value, entities, requests
+from .values import UnfitArgs, cedar_value, entities, requests
 
 BASELINE = """\
 @id("baseline-run") permit (principal, action == Action::"run", resource);
 @id("baseline-run-unattended") permit (principal, action == Action::"run_unattended", resource)
   when { !context.confirm_required };
 """
+# how Cedar names a policy whose condition failed to evaluate, in a result's diagnostics.errors
+ERRED = re.compile(r"error while evaluating policy `([^`]+)`")
 
 
 def _parsed(text: str, source: str | None) -> cedarpy.PolicySet:
@@ -69,22 +78,44 @@ class Policy:
         session_id: str = "",
     ) -> Decision:
         """allow, ask or deny for `user_id` (in `groups`) calling `tool` with `args`, with the policies
-        that decided it."""
+        that decided it. The args are judged as their canonical JSON reads back (what is hashed and
+        run); UnfitArgs where they hold a value Cedar cannot read (values.py)."""
         context = {
             "agent": agent,
-            "args": cedar_value(dict(args)),
+            "args": cedar_value(_as_json(args)),
             "confirm_required": confirm_required,
             "session_id": session_id,
         }
         run, unattended = cedarpy.is_authorized_batch(
             requests(user_id, tool, context), self._policies, entities(user_id, groups, tool)
         )
-        if not run.allowed:
-            return Decision("deny", _ids(run))
+        erred = tuple(sorted({*self._erred(run), *self._erred(unattended)}))
+        if erred or not run.allowed:
+            forbids = _ids(run) if not run.allowed else ()
+            return Decision("deny", tuple(sorted({*forbids, *erred})), erred=erred)
         if unattended.allowed:
             return Decision("allow", _ids(unattended))
         # not permitted with reasons: a forbid matched (a call no permit covers has none)
         return Decision("ask", _ids(run), unattended_forbidden=bool(unattended.diagnostics.reasons))
+
+    @functools.cached_property
+    def _forbids(self) -> dict[str, str]:
+        """Each `forbid`'s Cedar id and the name it is told by (its `@id`, else that id); read by the
+        first decision a condition fails in, not when the policy is parsed."""
+        listed = self._policies.to_pst().static_policies
+        return {pid: p.annotations.get("id") or pid for pid, p in listed.items() if p.effect == "forbid"}
+
+    def _erred(self, result: cedarpy.AuthzResult) -> list[str]:
+        """The forbids whose condition failed to evaluate in `result`: they count as holding."""
+        failed = [m.group(1) for e in result.diagnostics.errors if (m := ERRED.search(e))]
+        return [self._forbids[pid] for pid in failed if pid in self._forbids]
+
+
+def _as_json(args: dict[str, Any]) -> Any:
+    try:
+        return canonical_args(dict(args))
+    except (TypeError, ValueError) as error:  # not JSON (a Python caller's object): nothing to judge
+        raise UnfitArgs("args", f"not JSON: {str(error)[:200]}") from None
 
 
 def _ids(result: cedarpy.AuthzResult) -> tuple[str, ...]:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_type_hints, overload
 
+from beam_store import canonical_json
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic_core import to_jsonable_python
 
-from ..errors import BeamError, ToolError
+from ..errors import BeamError, ToolError, clip
 
 if TYPE_CHECKING:
     from beam_store.records import Approvals
@@ -45,18 +46,25 @@ class Tool:
     def problems(self, args: dict[str, Any]) -> list[tuple[str, str]]:
         """What in `args` does not fit the schema, as (dotted field, problem) pairs; none when it fits."""
         try:
-            self.args_model.model_validate(args)
+            self._validated(args)
         except ValidationError as error:
             return [(".".join(str(p) for p in e["loc"]), e["msg"]) for e in error.errors()]
+        except (TypeError, ValueError) as error:  # not JSON at all (a Python caller's object)
+            return [("", f"the args are not JSON: {clip(str(error), 200)}")]
         return []
+
+    def _validated(self, args: dict[str, Any]) -> BaseModel:
+        """The args as the function gets them, validated strictly as the JSON they are stored and hashed
+        as: no coercion (`1` is not `true`, `"50"` nor `50.0` is 50), so what a policy or a person judged
+        is what runs."""
+        return self.args_model.model_validate_json(canonical_json(args), strict=True)
 
     def invoke(self, args: dict[str, Any]) -> Any:
         """Validate `args` against the schema, call the function, return its output as JSON-able data."""
         try:
-            validated = self.args_model.model_validate(args)
-        except ValidationError as error:
-            fields = ", ".join(".".join(str(p) for p in e["loc"]) or "args" for e in error.errors())
-            raise ToolError("BEM-332", f"{self.name}: invalid arguments ({fields})") from None
+            validated = self._validated(args)
+        except (TypeError, ValueError):  # a ValidationError is a ValueError
+            raise ToolError("BEM-332", unfit_message(self.name, self.problems(args))) from None
         kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
         try:
             return to_jsonable_python(self.func(**kwargs))
@@ -64,6 +72,14 @@ class Tool:
             raise
         except Exception as error:  # a tool's own failure is its outcome, not the run's
             raise ToolError("BEM-331", f"{self.name} failed: {type(error).__name__}: {error}") from error
+
+
+def unfit_message(tool: str, problems: Sequence[tuple[str, str]]) -> str:
+    """What the agent is told of args that do not fit `tool`'s schema: each field and its problem (the
+    first few), bounded."""
+    listed = "; ".join(f"{field or 'args'}: {clip(problem, 200)}" for field, problem in problems[:5])
+    more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+    return clip(f"{tool}: invalid arguments: {listed}{more}", 1000)
 
 
 def _parameters(func: Callable[..., Any], name: str) -> list[inspect.Parameter]:
