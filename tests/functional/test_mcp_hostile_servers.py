@@ -94,7 +94,12 @@ def test_a_remote_ref_is_never_fetched_and_its_tool_is_refused(
     hostile.tools = [tool("lookup", remote), tool("status")]
     named = agents_file(tmp_path, hostile.url, {"author": {"tools": ["release/lookup"]}})
     beam = beam_of(named, tmp_path)
-    outcome, result = approved_outcome(beam, "author", 'call release/lookup {"service": "web"}')
+    result = beam.invoke(invoke_body(text='call release/lookup {"service": "web"}'))
+    # its args cannot be checked: the call fails before anyone is asked (CONTRACT 3.12)
+    assert isinstance(result, AgentResult) and not result.interrupted
+    assert beam.store.list_actions(result.interaction_id or "") == []
+    messages = beam.store.list_messages(result.session_id or "")
+    (outcome,) = [p for m in messages if m.role == "tool" for p in m.content if isinstance(p, ToolResultPart)]
     assert outcome.error is not None and outcome.error.code == "BEM-360", outcome
     assert "is not within the schema (nothing is fetched)" in outcome.error.message
     assert hits == [] and hostile.calls == []  # nothing sent to the metadata server, nor called
