@@ -8,6 +8,7 @@ whose schema is refused is never offered: it is left out of `<server>/*` with a 
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import threading
@@ -137,11 +138,11 @@ def _check_output(server: McpServer, listed: ListedTool, result: CallToolResult)
     said = f"the MCP server {server.name!r} answered {listed.name!r} with a result that"
     try:
         validator = safe_validator(dict(listed.output_schema))
-        errors = list(validator.iter_errors(result.structured_content))[:3]
+        errors = list(itertools.islice(validator.iter_errors(result.structured_content), 3))
     except (SchemaRefused, Unresolvable, RecursionError) as refused:
         reason = str(refused) if isinstance(refused, SchemaRefused) else type(refused).__name__
         raise ToolError(
-            "BEM-361", clip(f"{said} cannot be checked: its output schema {reason}", 500)
+            "BEM-361", clip(f"{said} cannot be checked: its output schema is refused: {reason}", 500)
         ) from None
     if result.structured_content is None or errors:
         why = "; ".join(e.message for e in errors) or "it has no structured content"
