@@ -269,7 +269,7 @@ def build_runners(
             raise ConfigError(f"agents.{name}.tools: {error}") from None
         except BeamError as error:  # the MCP server of a `<server>/*`: down, silent, failing
             disabled = runners[name] = DisabledAgent(name, error)
-            logger.warning("%s", disabled.refusal().message)
+            logger.warning("%s", disabled.disabled_error().message)
             continue
         # the model is made by its first use: an API handler that checks and queues never makes it
         make_model = functools.partial(build_model, spec, offline=offline, client=client)

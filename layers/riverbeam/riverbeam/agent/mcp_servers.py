@@ -92,7 +92,7 @@ class DisabledAgent:
         self.name, self.cause = name, cause
         self.tools: dict[str, Tool] = {}
 
-    def refusal(self) -> BeamError:
+    def disabled_error(self) -> BeamError:
         cause = f"{self.cause.message} ({self.cause.code})"
         said = f"the agent {self.name!r} is disabled: {cause} when the agents loaded"
         return BeamError(
@@ -100,4 +100,4 @@ class DisabledAgent:
         )
 
     def run(self, input: "AgentInput", emit: "Emit") -> "AgentResult":
-        raise self.refusal()
+        raise self.disabled_error()
