@@ -29,6 +29,7 @@ import dataclasses
 import functools
 import importlib
 import json
+import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -37,11 +38,19 @@ from typing import TYPE_CHECKING, Any, Self
 from beam_store.records import Approvals
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..errors import BeamError
 from ..tools import Tool, make_tool
 from ..tools.files import git_log_tool, list_files_tool, read_file_tool
 from ..tools.git import git_push_tool
 from ..tools.worktree import WorkTree
-from .mcp_servers import McpServerSpec, covered, is_mcp_tool, mcp_tools_named, server_problems
+from .mcp_servers import (
+    DisabledAgent,
+    McpServerSpec,
+    covered,
+    is_mcp_tool,
+    mcp_tools_named,
+    server_problems,
+)
 from .policies import PolicyFileError, load_policies
 from .runner import ToolAgentRunner
 
@@ -49,6 +58,7 @@ if TYPE_CHECKING:
     from ..policy import Policy
     from .llm import ChatModel
 
+logger = logging.getLogger(__name__)
 # built-in tools by name, each made for the agent's work tree
 BUILTIN_TOOLS: dict[str, Callable[[Path | WorkTree], Tool]] = {
     "git_push": git_push_tool,
@@ -247,15 +257,20 @@ def build_model(spec: AgentSpec, *, offline: bool, client: Any = None) -> "ChatM
 
 def build_runners(
     config: AgentsFile, *, work_tree: Path | WorkTree, offline: bool, client: Any = None
-) -> dict[str, ToolAgentRunner]:
+) -> dict[str, ToolAgentRunner | DisabledAgent]:
     """A runner per configured agent (`client`: the bedrock-runtime client they share, made on first use
-    when None)."""
-    runners = {}
+    when None). An agent whose `<server>/*` cannot be listed now is a DisabledAgent, with a warning: the
+    others work."""
+    runners: dict[str, ToolAgentRunner | DisabledAgent] = {}
     for name, spec in config.agents.items():
         try:
             tools = build_tools(spec, work_tree, config.mcp_servers)
         except ConfigError as error:
             raise ConfigError(f"agents.{name}.tools: {error}") from None
+        except BeamError as error:  # the MCP server of a `<server>/*`: down, silent, failing
+            disabled = runners[name] = DisabledAgent(name, error)
+            logger.warning("%s", disabled.disabled_error().message)
+            continue
         # the model is made by its first use: an API handler that checks and queues never makes it
         make_model = functools.partial(build_model, spec, offline=offline, client=client)
         runners[name] = ToolAgentRunner(make_model=make_model, tools=tools)
@@ -275,7 +290,7 @@ def configured_runners(
     offline: bool,
     client: Any = None,
     policies: dict[str, "Policy"] | None = None,
-) -> dict[str, ToolAgentRunner]:
+) -> dict[str, ToolAgentRunner | DisabledAgent]:
     """The runners of the agents file at `path`; ConfigError names the file and what is wrong in it. The
     agents' policy files are read and checked too, and kept in `policies` where it is given."""
     config = load_agents(path)

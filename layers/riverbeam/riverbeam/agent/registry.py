@@ -79,6 +79,8 @@ class AgentRunner(Protocol):
     """`run` is all a runner needs. It may also have `validate_args(tool, args)`, the (field, problem)
     pairs of args that do not fit a tool's schema, `editable(tool)`, whether a person may edit a
     tool's args when approving it, and `grantable(tool)`, whether an approval may grant it for the rest
-    of the session; a runner without them takes any JSON object, for any tool, and any grant."""
+    of the session; a runner without them takes any JSON object, for any tool, and any grant. A runner
+    with `disabled_error()` cannot run now: every request naming its agent is refused with that BeamError
+    before anything is stored (agent.mcp_servers.DisabledAgent)."""
 
     def run(self, input: AgentInput, emit: Emit) -> AgentResult: ...

@@ -3,6 +3,6 @@ layer of their own, which only the functions that run agents have: this package 
 agent names an MCP server."""
 
 from .client import McpServer
-from .tools import McpTool, mcp_tool, mcp_tools
+from .tools import TOOL_NAME, McpTool, mcp_tool, mcp_tools, offered_tools
 
-__all__ = ["McpServer", "McpTool", "mcp_tool", "mcp_tools"]
+__all__ = ["TOOL_NAME", "McpServer", "McpTool", "mcp_tool", "mcp_tools", "offered_tools"]

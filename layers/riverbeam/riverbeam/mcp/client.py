@@ -1,7 +1,8 @@
 """Talking to one MCP server over streamable HTTP with the `mcp` package's client, from synchronous code
 (a tool call, an agent being built): each exchange opens a session, does its one thing and closes it, within
 a time limit. Whatever goes wrong is a BeamError naming the server: BEM-352 it cannot be reached, BEM-353 it
-did not answer in time, BEM-354 it answered with an error. Nothing of the server's headers is ever told."""
+did not answer in time, BEM-354 it answered with an error, BEM-361 its answer fits no message of the
+protocol (not JSON-RPC, or a result of the wrong shape). Nothing of the server's headers is ever told."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ import httpx2
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp_types import CallToolResult, Tool
+from mcp_types import PARSE_ERROR, CallToolRequest, CallToolRequestParams, CallToolResult, Tool
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from ..errors import BeamError, ToolError, clip
 
@@ -57,7 +60,7 @@ class McpServer:
 
     def call_tool(self, tool: str, args: dict[str, Any]) -> CallToolResult:
         """Call `tool` with `args`; a failure is a ToolError, the call's outcome."""
-        return _run(self, lambda client: client.call_tool(tool, args), tool_error=True)
+        return _run(self, functools.partial(_call, tool=tool, args=args), tool_error=True)
 
     async def _list_tools(self, client: Client) -> list[Tool]:
         listed = await client.list_tools()
@@ -69,6 +72,17 @@ class McpServer:
             tools.extend(listed.tools)
             cursor = listed.next_cursor
         return tools
+
+
+async def _call(client: Client, *, tool: str, args: dict[str, Any]) -> CallToolResult:
+    """A tools/call, sent as the session's own request: the client's `call_tool` would check the result
+    against the tool's output schema with Python's `re` (a backtracking pattern of the server's could
+    freeze the stack); tools.py checks it safely instead. A modern session lists the tools first, so the
+    args' `Mcp-Param-*` headers go with the call."""
+    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        await client.list_tools()
+    request = CallToolRequest(params=CallToolRequestParams(name=tool, arguments=args))
+    return await client.session.send_request(request, CallToolResult)
 
 
 def _run(server: McpServer, exchange: Callable[[Client], Awaitable[_T]], *, tool_error: bool) -> _T:
@@ -115,6 +129,8 @@ def _refused(server: McpServer, session: Callable[[], Awaitable[_T]], tool_error
     error_type = ToolError if tool_error else BeamError
     try:
         return anyio.run(session)
+    except BeamError:  # the headers' secret (BEM-356), read as the session opens
+        raise
     except BaseException as raised:  # anyio's task groups raise groups; each cause is looked at
         code, reason = _cause(raised)
         if code is None:
@@ -135,6 +151,18 @@ def _cause(raised: BaseException) -> tuple[str | None, str]:
             return "BEM-354", f"answered HTTP {error.response.status_code}"
         elif isinstance(error, httpx2.TransportError | OSError):
             return "BEM-352", f"cannot be reached: {type(error).__name__}"
+        elif isinstance(error, MCPError) and error.code == PARSE_ERROR:
+            return "BEM-361", "answered something that is not a JSON-RPC message"
         elif isinstance(error, MCPError):
             return "BEM-354", f"answered an error: {error}"
+        elif isinstance(error, ValidationError):
+            return "BEM-361", f"answered a malformed result ({_malformed(error)})"
+        elif isinstance(error, Exception):  # the client's own refusal of what it got (RuntimeError...)
+            return "BEM-361", f"answered what the client cannot use: {clip(str(error), 200)}"
     return None, ""
+
+
+def _malformed(error: ValidationError) -> str:
+    """Where a result is malformed, by its fields' names and pydantic's words (never the input)."""
+    said = [f"{'.'.join(str(p) for p in e['loc']) or 'result'}: {e['msg']}" for e in error.errors()[:3]]
+    return clip("; ".join(said), 300)

@@ -87,6 +87,9 @@ class Setup:
         runner = self.agents.get(agent_name)
         if runner is None:
             raise BeamError("BEM-021", f"unknown agent_name {agent_name!r}", field="agent_name")
+        disabled = getattr(runner, "disabled_error", None)
+        if callable(disabled):  # an agent that cannot run now (agent.mcp_servers.DisabledAgent)
+            raise disabled()
         return runner
 
     def now(self) -> str:
