@@ -171,7 +171,8 @@ def linked_runs(spans: list[SpanRecord], run_id: str) -> list[SpanRecord]:
 def _told(ids: list[str], what: str) -> str:
     shown_ids = ", ".join(shown(i) for i in ids[:MAX_TOLD])
     more = f" and {len(ids) - MAX_TOLD} more" if len(ids) > MAX_TOLD else ""
-    return f"riverbeam trace: {len(ids)} span ids {what}: {shown_ids}{more}"
+    count = f"{len(ids)} span id{'s' if len(ids) != 1 else ''}"
+    return f"riverbeam trace: {count} {what}: {shown_ids}{more}"
 
 
 class TraceError(Exception):
@@ -304,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     duplicated = unique_spans(traces.spans)[1]
     if duplicated:
-        print(_told(duplicated, "came more than once (the first of each printed)"), file=sys.stderr)
+        print(_told(duplicated, "came more than once (the first printed)"), file=sys.stderr)
     if printed.cyclic:
-        print(_told(list(dict.fromkeys(printed.cyclic)), "are their own ancestors (cycles)"), file=sys.stderr)
+        cyclic = list(dict.fromkeys(printed.cyclic))
+        print(_told(cyclic, "are their own ancestors (cycles, followed once)"), file=sys.stderr)
     return 0
