@@ -12,7 +12,6 @@ import pytest
 from beam_store import InMemoryStore
 from riverbeam import ActionRequest, AgentResult, BeamError, RiverBeam, ScriptedModel, ToolAgentRunner, tool
 from riverbeam.agent.llm import AuthorOfflineModel
-from riverbeam.args_limits import MAX_ARGS_DEPTH, check_args_depth, check_call_args, depth_over
 from riverbeam.bedrock.converse_stream import _ToolUse
 from riverbeam.models import NewMessage, TextPart
 
@@ -44,6 +43,8 @@ def test_two_tools_of_one_name_are_refused_naming_it() -> None:
 
 
 def test_depth_is_counted_without_recursion() -> None:
+    from riverbeam.args_limits import MAX_ARGS_DEPTH, check_args_depth, check_call_args, depth_over
+
     assert not depth_over(nested(MAX_ARGS_DEPTH), MAX_ARGS_DEPTH)
     assert depth_over(nested(MAX_ARGS_DEPTH + 1), MAX_ARGS_DEPTH)
     assert depth_over({"a": nested(100_000)}, MAX_ARGS_DEPTH)
@@ -89,3 +90,22 @@ def test_args_nested_past_pythons_limit_are_a_malformed_call() -> None:
     with pytest.raises(BeamError) as malformed:
         streamed.call()
     assert malformed.value.code == "BEM-343"
+
+
+class Exiting:
+    """Another runner whose framework lets a tool's SystemExit through."""
+
+    def run(self, input: Any, emit: Any) -> AgentResult:
+        raise SystemExit(2)
+
+
+def test_another_runner_that_raises_systemexit_fails_its_run_and_closes_it() -> None:
+    store = InMemoryStore()
+    beam = RiverBeam(store)
+    beam.register_agent("author", Exiting())
+    with pytest.raises(BeamError) as failed:
+        beam.invoke(invoke_body())
+    assert failed.value.code == "BEM-500"
+    ack = beam.invoke(invoke_body(stream=True), on_frame=lambda frame: None)
+    run = store.get_run(ack.run_id)
+    assert run is not None and run.status == "failed" and run.error is not None

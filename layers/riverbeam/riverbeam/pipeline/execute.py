@@ -153,7 +153,9 @@ def _run_agent(
         except Exception:
             log.exception("the runner's partial result is unusable")
             return AgentResult(), failure
-    except Exception as error:
+    except BaseException as error:
+        # SystemExit, KeyboardInterrupt, CancelledError out of another runner (its framework ran a tool that
+        # raised it) fail the run too: closed `failed`, never left `running` for the lease
         return AgentResult(), as_failure(error)
 
 
