@@ -7,8 +7,9 @@ recurse, and each of them failed somewhere under 300 levels before this bound.""
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from beam_store import canonical_json
 
 from .errors import BeamError
 
@@ -38,7 +39,7 @@ def depth_over(value: Any, limit: int) -> bool:
 def args_bytes(args: Any) -> int:
     """The bytes of `args` as canonical JSON (CONTRACT 1: what is hashed and stored); call it on args
     that passed the depth check."""
-    return len(json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode())
+    return len(canonical_json(args).encode())
 
 
 def too_deep(field: str) -> BeamError:
