@@ -26,6 +26,8 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "BEM-042": (409, "the run is being executed by another worker"),
     "BEM-043": (409, "the request_id was sent before with another request"),
     "BEM-044": (409, "the request with this request_id is still being answered; retry later"),
+    "BEM-045": (400, "the args nest too deep"),
+    "BEM-046": (413, "the tool call's args are over the size limit"),
     "BEM-062": (400, "resume needs an interaction_id"),
     "BEM-063": (400, "an action_id is not a UUID"),
     "BEM-064": (400, "the action belongs to another interaction"),

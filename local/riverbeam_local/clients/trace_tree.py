@@ -12,16 +12,16 @@ import os
 import stat
 import sys
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..display import visible
 from ..stack_secret import DEFAULT_DATA_DIR
+from .trace_render import RUN_ID, Printed, render, unique_spans
 
 TRACES_FILE = Path("traces") / "spans.jsonl"
-RUN_ID = "riverbeam.run.id"
 SESSION_ID = "gen_ai.conversation.id"
 # a run or session id is a UUID; a prefix of its canonical form names it from this many hex digits on
 UUID_SHAPE = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
@@ -31,6 +31,8 @@ HEX = frozenset("0123456789abcdef")
 MAX_SHOWN = 64
 # how many runs a story follows through its links at most (an interaction answered in many parts)
 MAX_RUNS = 200
+# how many duplicated or cyclic span ids a note names (the rest counted)
+MAX_TOLD = 10
 
 
 @dataclass
@@ -166,78 +168,11 @@ def linked_runs(spans: list[SpanRecord], run_id: str) -> list[SpanRecord]:
     return _story(runs, [s for s in runs if s.run_id == run_id.lower()])
 
 
-def duration(ns: int) -> str:
-    seconds = ns / 1e9
-    if seconds < 1:
-        return f"{ns / 1e6:.1f} ms"
-    if seconds < 60:
-        return f"{seconds:.2f} s"
-    if seconds < 3600:
-        return f"{int(seconds // 60)} min {int(seconds % 60)} s"
-    return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60)} min"
-
-
-def _notes(span: SpanRecord) -> str:
-    """What a span's line says beside its name: how a tool came to run, who decided, its error."""
-    a = span.attributes
-    notes = []
-    if a.get("riverbeam.decision"):
-        notes.append(str(a["riverbeam.decision"]))
-    if a.get("riverbeam.decided_by"):
-        notes.append(f"decided by {a['riverbeam.decided_by']}")
-    if span.is_run:
-        notes.append(f"run {a.get(RUN_ID)} ({a.get('riverbeam.run.kind')})")
-        if a.get("riverbeam.run.status"):
-            notes.append(str(a["riverbeam.run.status"]))
-    tokens = [a.get("gen_ai.usage.input_tokens"), a.get("gen_ai.usage.output_tokens")]
-    if any(tokens):
-        notes.append(f"tokens {tokens[0] or 0} in, {tokens[1] or 0} out")
-    if span.error:
-        notes.append(f"error {span.error}")
-    return visible(", ".join(notes))
-
-
-def _tree(span: SpanRecord, children: dict[str, list[SpanRecord]], origin: int, depth: int) -> Iterator[str]:
-    offset, took = duration(span.start_ns - origin), duration(span.end_ns - span.start_ns)
-    yield f"{'  ' * depth}{visible(span.name)}  +{offset}  {took}  {_notes(span)}".rstrip()
-    for name, attributes in span.events:
-        if name == "riverbeam.approval.requested":
-            yield visible(
-                f"{'  ' * (depth + 1)}asks a person: {attributes.get('gen_ai.tool.name')} "
-                f"action {attributes.get('riverbeam.action.id')}"
-            )
-    for child in sorted(children.get(span.span_id, []), key=lambda s: s.start_ns):
-        yield from _tree(child, children, origin, depth + 1)
-
-
-def _wait(run: SpanRecord, earlier: dict[str, SpanRecord]) -> Iterator[str]:
-    """The person's wait before a resuming run: from the end of the run it links to, to its start."""
-    for _, span_id, attributes in run.links:
-        asking = earlier.get(span_id)
-        if asking is None:
-            continue
-        gap = duration(max(0, run.start_ns - asking.end_ns))
-        answer = attributes.get("riverbeam.response") or "answered"
-        who = attributes.get("riverbeam.decided_by")
-        yield visible(
-            f"  ... waited {gap} for a person: action {attributes.get('riverbeam.action.id')} "
-            f"{answer}{f' by {who}' if who else ''}"
-        )
-
-
-def render(spans: list[SpanRecord], runs: list[SpanRecord]) -> list[str]:
-    children: dict[str, list[SpanRecord]] = {}
-    for span in spans:
-        if span.parent_id is not None:
-            children.setdefault(span.parent_id, []).append(span)
-    origin = runs[0].start_ns
-    lines: list[str] = []
-    earlier: dict[str, SpanRecord] = {}
-    for run in runs:
-        lines.extend(_wait(run, earlier))
-        lines.extend(_tree(run, children, origin, 0))
-        earlier[run.span_id] = run
-    return lines
+def _told(ids: list[str], what: str) -> str:
+    shown_ids = ", ".join(shown(i) for i in ids[:MAX_TOLD])
+    more = f" and {len(ids) - MAX_TOLD} more" if len(ids) > MAX_TOLD else ""
+    count = f"{len(ids)} span id{'s' if len(ids) != 1 else ''}"
+    return f"riverbeam trace: {count} {what}: {shown_ids}{more}"
 
 
 class TraceError(Exception):
@@ -365,6 +300,13 @@ def main(argv: list[str] | None = None) -> int:
         return error.code
     if selection.session_id is not None:
         print(visible(f"session {selection.session_id}: {len(selection.runs)} runs"))
-    for line in render(traces.spans, selection.runs):
+    printed = Printed()
+    for line in render(traces.spans, selection.runs, printed):
         print(line)
+    duplicated = unique_spans(traces.spans)[1]
+    if duplicated:
+        print(_told(duplicated, "came more than once (the first printed)"), file=sys.stderr)
+    if printed.cyclic:
+        cyclic = list(dict.fromkeys(printed.cyclic))
+        print(_told(cyclic, "are their own ancestors (cycles, followed once)"), file=sys.stderr)
     return 0

@@ -209,20 +209,30 @@ def build_tools(
     spec: AgentSpec, work_tree: Path | WorkTree, servers: dict[str, McpServerSpec] | None = None
 ) -> list[Tool]:
     tools: list[Tool] = []
+    sources: dict[str, str] = {}  # each tool's name, and the entry of `tools` it came from
     for name in spec.tools:
         if is_mcp_tool(name):
-            tools.extend(_configured(t, spec, t.name) for t in mcp_tools_named(name, servers or {}))
-            continue
-        if ":" in name:
-            made = _user_tool(name)
+            made_tools = [_configured(t, spec, t.name) for t in mcp_tools_named(name, servers or {})]
+        elif ":" in name:
+            made_tools = [_configured(_user_tool(name), spec, _tool_name(name))]
         elif name in BUILTIN_TOOLS:
-            made = BUILTIN_TOOLS[name](work_tree)
+            made_tools = [_configured(BUILTIN_TOOLS[name](work_tree), spec, name)]
         else:
             raise ConfigError(
                 f"unknown tool {name!r} (built-in: {sorted(BUILTIN_TOOLS)}, or module:function)"
             )
-        tools.append(_configured(made, spec, _tool_name(name)))
+        for made in made_tools:
+            _unique(made.name, name, sources)
+        tools.extend(made_tools)
     return tools
+
+
+def _unique(tool: str, source: str, sources: dict[str, str]) -> None:
+    """Refuse a second tool of one name: the agent would call whichever came last, which may ask
+    nobody (a `git_push` of your own in place of the built-in)."""
+    if tool in sources:
+        raise ConfigError(f"two tools are named {tool!r}: from {sources[tool]!r} and from {source!r}")
+    sources[tool] = source
 
 
 def _configured(made: Tool, spec: AgentSpec, listed_as: str) -> Tool:

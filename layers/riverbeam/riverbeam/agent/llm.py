@@ -147,6 +147,8 @@ def _call_turn(name: str, said: str, tools: Sequence[Tool]) -> ModelTurn:
         return ModelTurn(text=f"I have no tool {name}. My tools: {', '.join(names) or 'none'}.")
     try:
         args = json.loads(said) if said else {}
+    except RecursionError:
+        return ModelTurn(text=f"The args of {name} nest too deep to read.")
     except ValueError as error:
         return ModelTurn(text=f"The args of {name} must be a JSON object: {error}.")
     if not isinstance(args, dict):

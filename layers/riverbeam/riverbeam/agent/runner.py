@@ -13,7 +13,6 @@ from beam_store.records import (
     ToolCallPart,
     ToolOutcome,
     ToolResultPart,
-    new_id,
 )
 
 from ..errors import BeamError, ToolError
@@ -30,6 +29,7 @@ from ..policy.decision import UNREADABLE_CODE, DecidedCall, Decision, unreadable
 from ..policy.gate import CallGate, recorded
 from ..policy.values import UnfitArgs
 from ..tools import Tool, unfit_message
+from .bounded_calls import parsed_calls, refused
 from .registry import DEFAULT_HISTORY_WINDOW, AgentInput, Emit, ResolvedAction, RunnerFailure
 
 if TYPE_CHECKING:
@@ -78,6 +78,10 @@ class ToolAgentRunner:
         self._model = model
         self._make_model = make_model
         self.tools = {t.name: t for t in tools}
+        if len(self.tools) != len(tools):  # the last of a name would win, silently
+            names = [t.name for t in tools]
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise ValueError(f"ToolAgentRunner: tools must have distinct names; given twice: {twice}")
         self.max_turns = max_turns
 
     @property
@@ -152,15 +156,16 @@ class ToolAgentRunner:
             if turn.usage is not None:
                 usage = turn.usage if usage is None else usage + turn.usage
             text = [TextPart(text=turn.text)] if turn.text else []
-            calls = [
-                ToolCallPart(tool_call_id=new_id(), name=c.name, args=c.args, model_call_id=c.model_call_id)
-                for c in turn.tool_calls
-            ]
-            add(NewMessage(role="ai", content=[*text, *calls]))
-            if not calls:
+            parsed = parsed_calls(turn.tool_calls)
+            add(NewMessage(role="ai", content=[*text, *(c.part for c in parsed)]))
+            if not parsed:
                 return AgentResult(
                     content=text, messages=produced, tool_outcomes=outcomes, usage=usage, decided=decided
                 )
+            for call in parsed:  # args out of bounds: the model's malformed call, never decided
+                if call.refusal is not None:
+                    add(NewMessage(role="tool", content=[refused(call, emit)]))
+            calls = [c.part for c in parsed if c.refusal is None]
             asks = self._call_tools(calls, input.gate, emit, add, _Kept(outcomes, decided))
             if asks:
                 return AgentResult(

@@ -24,7 +24,7 @@ class _ToolUse:
         text = "".join(self.fragments)
         try:
             args = json.loads(text) if text.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             raise BeamError("BEM-343", f"the model's input for {self.name} is not JSON") from None
         if not isinstance(args, dict):
             raise BeamError("BEM-343", f"the model's input for {self.name} is not a JSON object")

@@ -13,6 +13,7 @@ from typing import Any
 from beam_store import Action, args_sha256, new_id
 
 from ..agent.registry import AgentInput, ResolvedAction, RunnerFailure
+from ..args_limits import check_call_args
 from ..errors import BeamError
 from ..models import AgentResult, RunStartedFrame, StreamAck
 from ..policy.gate import CallGate
@@ -31,6 +32,8 @@ logger = logging.getLogger(__name__)
 # else is BEM-500
 RAISABLE = {
     "BEM-002",
+    "BEM-045",
+    "BEM-046",
     "BEM-041",
     "BEM-503",
     *(f"BEM-34{n}" for n in range(9)),
@@ -73,7 +76,9 @@ def checked_result(result: object, *, finished: bool = True) -> AgentResult:
     given = [r.action_id for r in result.action_required if r.action_id is not None]
     if any(not is_uuid(i) for i in given) or len(set(given)) != len(given):
         raise ValueError(f"action ids must be distinct UUIDs, got {given}")
-    for request in result.action_required:
+    for i, request in enumerate(result.action_required):
+        # args nested too deep or too large fail the run with their code (BEM-045, BEM-046), not the store
+        check_call_args(f"action_required.{i}.args", request.args)
         request.action_id = request.action_id or new_id()
         request.args_sha256 = args_sha256(request.args)
     return result
@@ -148,7 +153,9 @@ def _run_agent(
         except Exception:
             log.exception("the runner's partial result is unusable")
             return AgentResult(), failure
-    except Exception as error:
+    except BaseException as error:
+        # SystemExit, KeyboardInterrupt, CancelledError out of another runner (its framework ran a tool that
+        # raised it) fail the run too: closed `failed`, never left `running` for the lease
         return AgentResult(), as_failure(error)
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..args_limits import MAX_ARGS_BYTES, check_args_depth
 from ..errors import BeamError
 
 MAX_BODY_BYTES = 1024 * 1024
 MAX_CONTENT_PARTS = 100
 MAX_CONTENT_BYTES = 256 * 1024
-MAX_ARGS_BYTES = 64 * 1024
 MAX_REASON_BYTES = 4 * 1024
 MAX_IDENTITY_BYTES = 1024
 
@@ -55,16 +55,20 @@ def _check_identity(auth_context: dict[str, Any]) -> None:
 
 def _check_response(response: dict[str, Any], field: str) -> None:
     payload = response.get("payload")
+    # args nested too deep are BEM-045 (400) before their size is counted (counting them would recurse)
     if isinstance(payload, dict) and "args" in payload:
+        check_args_depth(f"{field}.payload.args", payload["args"])
         _check_bytes(f"{field}.payload.args", payload["args"], MAX_ARGS_BYTES)
     if "edited_args" in response:
+        check_args_depth(f"{field}.edited_args", response["edited_args"])
         _check_bytes(f"{field}.edited_args", response["edited_args"], MAX_ARGS_BYTES)
     if isinstance(response.get("reason"), str):
         _check_bytes(f"{field}.reason", response["reason"], MAX_REASON_BYTES)
 
 
 def check_request(body: dict[str, Any]) -> None:
-    """Refuse a body whose stored or queued form would be too large, whatever else is wrong with it."""
+    """Refuse a body whose stored or queued form would be too large, or whose args nest too deep (BEM-045),
+    whatever else is wrong with it."""
     content = body.get("content")
     if isinstance(content, list):
         _check_content(content, "content")

@@ -70,7 +70,10 @@ class Tool:
             return to_jsonable_python(self.func(**kwargs))
         except BeamError:
             raise
-        except Exception as error:  # a tool's own failure is its outcome, not the run's
+        except BaseException as error:
+            # a tool's own failure is its outcome, not the run's, whatever it raises: SystemExit,
+            # KeyboardInterrupt, GeneratorExit, CancelledError too (else its run stays `running` for the
+            # lease and its worker dies); a sync tool's CancelledError is its own loop's, never ours
             raise ToolError("BEM-331", f"{self.name} failed: {type(error).__name__}: {error}") from error
 
 
