@@ -3,7 +3,8 @@ scripted Bedrock model (tests.support.fake_bedrock) that can make several calls 
 - a grant revoked while a run works covers none of that run's later calls;
 - a grant made for one agent's tool covers no other agent's tool of the same name;
 - a grant made before its tool needed four eyes covers nothing once it does;
-- a run resumed by an approver decides its requester's later calls with the requester's groups;
+- a run resumed by an approver decides its requester's later calls with the requester's groups, and the
+  approver's edited args too;
 - a WebSocket invoke decides with the body's groups, as HTTP does;
 - the inbox never lists a four-eyes action to its own requester, whatever their groups."""
 
@@ -214,6 +215,20 @@ def test_an_approvers_resume_decides_the_requesters_later_calls_with_the_request
     assert release["response"]["by"] == {"kind": "policy", "policy_ids": ["no-release-for-interns"]}
     assert "refs/heads/release/x" not in remote_refs(dev.data_dir)
     assert by_ref["docs/update"]["status"] == "resolved"
+
+
+def test_an_approvers_edited_args_are_decided_with_the_requesters_groups(dev: DevProcess) -> None:
+    session_id = str(uuid.uuid4())
+    asked = invoke(dev, "author", session_id, "Push docs/update", user="ivy", groups=("interns",))
+    status, refused = resume(
+        dev, "author", asked, user="rita", groups=("releasers",), edited_args={"ref": "release/x"}
+    )
+    assert (status, refused["error"]["code"]) == (400, "BEM-081"), refused
+    assert "no-release-for-interns" in refused["error"]["message"]
+    action_id = asked["action_required"][0]["action_id"]
+    status, action = http(dev, "GET", f"/actions/{action_id}?user_id=ivy")
+    assert status == 200 and action["status"] == "pending"
+    assert "refs/heads/release/x" not in remote_refs(dev.data_dir)
 
 
 def test_a_websocket_invoke_decides_with_the_bodys_groups_as_http_does(dev: DevProcess) -> None:

@@ -1,17 +1,20 @@
 """Grants and groups in process, on every store: a grant is read at each call that would ask (one revoked
 while the run works covers none of its later calls), covers only its own agent's tool, and never a tool
-that now needs four eyes or a quorum; a run resumed by an approver decides with its requester's groups."""
+that now needs four eyes or a quorum; a run resumed by an approver decides with its requester's groups, as
+do the approver's edited args."""
 
 from __future__ import annotations
 
 import uuid
 from typing import Any
 
+import pytest
 from beam_store import BeamStore
 from riverbeam import (
     AgentResult,
     Approvals,
     AuthorOfflineModel,
+    BeamError,
     ModelTurn,
     Policy,
     RiverBeam,
@@ -141,3 +144,23 @@ def test_an_approvers_resume_decides_with_the_requesters_groups(store: BeamStore
         "kind": "policy",
         "policy_ids": ["no-release-for-interns"],
     }
+
+
+def test_an_approvers_edited_args_are_decided_with_the_requesters_groups(store: BeamStore) -> None:
+    beam, pushes, session_id = RiverBeam(store), Pushes(), str(uuid.uuid4())
+    beam.register_agent(
+        "author",
+        ToolAgentRunner(model=AuthorOfflineModel(), tools=[pushes.tool()]),
+        policy=Policy(RELEASES),
+        approvals={"git_push": Approvals(groups=("releasers",))},
+    )
+    asked = say(beam, session_id, "Push docs/update", groups=["interns"])
+    resume = resume_body(asked, user="rita", edited_args={"ref": "release/x"})
+    resume["auth_context"] = {"user_id": "rita", "groups": ["releasers"]}
+    with pytest.raises(BeamError) as refused:
+        beam.resume(resume)
+    assert (refused.value.code, refused.value.status) == ("BEM-081", 400)
+    assert "no-release-for-interns" in str(refused.value)
+    assert asked.interaction_id is not None
+    [action] = store.list_actions(asked.interaction_id)
+    assert action.status == "pending" and pushes.refs == []

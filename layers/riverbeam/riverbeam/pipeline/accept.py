@@ -133,9 +133,12 @@ def edit_rules(runner: AgentRunner) -> checks.EditRules:
     )
 
 
-def edit_decider(setup: Setup, req: ResumeRequest, session: Session) -> checks.Decide | None:
+def edit_decider(
+    setup: Setup, req: ResumeRequest, session: Session, groups: list[str]
+) -> checks.Decide | None:
     """What decides an approver's edited args: the agent's policy, for the session's owner with the
-    groups its run decides with (None: the agent has no policy, the approver's answer stands)."""
+    groups its run decides with, the requester's (None: the agent has no policy, the approver's answer
+    stands)."""
     policy = setup.policies.get(req.agent_name)
     if policy is None:
         return None
@@ -145,7 +148,7 @@ def edit_decider(setup: Setup, req: ResumeRequest, session: Session) -> checks.D
             tool=tool,
             args=args,
             user_id=session.user_id,
-            groups=req.auth_context.groups,
+            groups=groups,
             agent=req.agent_name,
             confirm_required=True,
             session_id=session.session_id,
@@ -183,15 +186,16 @@ def _resolving_step(
     listed, found = _answered(setup, req, responses, approver)
     ids, now, sha256 = (interaction_id, session_id, user), setup.now(), retries.request_sha256(req)
     retries.resumed_before(req, found, responses, sha256, setup.clock())
+    groups = _requester_groups(setup, req, approver)
     refused = checks.first_refusal(found, responses, req, edit_rules(runner), now)
-    refused = refused or checks.edit_decision_refusal(found, req, edit_decider(setup, req, session))
+    decider = edit_decider(setup, req, session, groups)
+    refused = refused or checks.edit_decision_refusal(found, req, decider)
     refused = refused or voting.vote_refusal(found, responses, user)
     refused = refused or grants.grant_refusal(
         found, responses, grants.grantable_tools(runner), approver=approver
     )
     if refused is not None:
         raise expiry.settle_refusal(setup, found, refused, now, ids)
-    groups = _requester_groups(setup, req, approver)
     interaction = interaction_ref(
         interaction_id, session_id, req.agent_name, "in_progress", now, None if approver else groups
     )
