@@ -3,9 +3,9 @@ else the tool's own `confirm_required` (asks) or not (runs); a call that would a
 session's standing grants covers runs, unless a policy forbids it. A gate is made per run, for the session's
 owner and the requester's groups; it imports no Cedar (the policy it is given already has).
 
-The grants are read when a call would ask, not once a run: a grant revoked while the run works covers none
-of its later calls. A grant covers only its own agent's tool, and only while the tool may still be granted
-(its settings now: no approvers named, no four eyes, no quorum, grantable)."""
+The grants are read when a call would ask, not once a run (a consistent read of the session): a grant
+revoked while the run works covers none of its later calls. A grant covers only its own agent's tool, and
+only while the tool may still be granted (its settings now: no four eyes, no quorum, grantable)."""
 
 from __future__ import annotations
 
