@@ -51,7 +51,10 @@ def listed_principals(action: Action) -> list[str]:
 
 
 def may_approve(action: Action, user_id: str, groups: Iterable[str] = ()) -> bool:
-    """Whether the caller is among the action's approvers (by id or by one of their groups)."""
+    """Whether the caller is among the action's approvers (by id or by one of their groups); never its
+    requester where four eyes rule them out, whatever group they are in."""
+    if user_id == action.user_id and not owner_approves(action):
+        return False
     return bool(set(caller_principals(user_id, groups)) & set(action_principals(action)))
 
 

@@ -355,9 +355,10 @@ class InMemoryStore(InboxInMemory, OutboxInMemory):
             stored = self._interactions[interaction.interaction_id]
             lock = step.run.run_id if step.interaction_op == "acquire" else None
             status = "in_progress" if step.interaction_op == "acquire" else interaction.status
-            self._interactions[interaction.interaction_id] = stored.model_copy(
-                update={"status": status, "active_run_id": lock, "updated_at": now}
-            )
+            update: dict[str, object] = {"status": status, "active_run_id": lock, "updated_at": now}
+            if step.interaction_op == "acquire" and interaction.requester_groups is not None:
+                update["requester_groups"] = list(interaction.requester_groups)
+            self._interactions[interaction.interaction_id] = stored.model_copy(update=update)
 
         self._runs[step.run.run_id] = step.run.model_copy(deep=True)
 

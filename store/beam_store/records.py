@@ -99,18 +99,26 @@ GrantScope = Literal["tool", "args"]
 
 
 class Grant(WireModel):
-    """A standing grant ("always allow", CONTRACT 10): the session's later calls of `tool` (any args for
-    scope `tool`, args hashing to `args_sha256` for scope `args`) run without asking."""
+    """A standing grant ("always allow", CONTRACT 10): the session's later calls of `agent_name`'s `tool`
+    (any args for scope `tool`, args hashing to `args_sha256` for scope `args`) run without asking."""
 
     grant_id: str
     tool: str
     scope: GrantScope
     args_sha256: str | None = None
+    # the agent whose tool it grants; None: a grant kept before grants were per agent, which covers
+    # nothing (its agent is not known, and another agent's tool of that name may need more)
+    agent_name: str | None = None
     created_at: str
     created_by: str
 
-    def covers(self, tool: str, args_hash: str) -> bool:
-        return tool == self.tool and (self.scope == "tool" or args_hash == self.args_sha256)
+    def covers(self, agent_name: str, tool: str, args_hash: str) -> bool:
+        return (
+            self.agent_name is not None
+            and agent_name == self.agent_name
+            and tool == self.tool
+            and (self.scope == "tool" or args_hash == self.args_sha256)
+        )
 
 
 class Session(WireModel):
@@ -134,6 +142,9 @@ class Interaction(WireModel):
     agent_name: str
     status: InteractionStatus
     active_run_id: str | None = None
+    # the groups of its requester (the session's owner) as their last request to it gave them: its
+    # runs decide with them, whoever resumes (an approver's groups never); None: kept before them
+    requester_groups: list[str] | None = None
     created_at: str
     updated_at: str
 
@@ -374,5 +385,7 @@ class Connection(WireModel):
     connection_id: str
     session_id: str
     user_id: str
+    # the subscriber's groups as their identity gave them at $connect (a token's groups claim)
+    groups: list[str] = Field(default_factory=list)
     connected_at: str
     expires_at: int

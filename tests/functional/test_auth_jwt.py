@@ -329,3 +329,27 @@ def test_http_routes_trust_the_claims_not_the_body(stack: Stack) -> None:
     assert theirs["statusCode"] == 404 and json.loads(theirs["body"])["error"]["code"] == "BEM-020"
     anonymous = stack.call("records", http_event("records/session", path=path, sub=None))
     assert anonymous["statusCode"] == 401
+
+
+def test_a_websocket_invoke_decides_with_the_groups_of_the_token_it_connected_with(
+    stack: Stack, issuer: str
+) -> None:
+    session_id, connection_id = str(uuid.uuid4()), f"c-{uuid.uuid4().hex[:8]}="
+    e = ws_event("connections/connect", connection_id=connection_id)
+    e["queryStringParameters"] = {
+        "session_id": session_id,
+        "token": token(issuer, **{"cognito:groups": ["interns"]}),
+    }
+    assert stack.call("connections", e)["statusCode"] == 200
+    body = {
+        "action": "invoke",
+        "agent_name": "author",
+        "session_id": session_id,
+        "content": [{"type": "text", "text": "Push release/x"}],
+        # the body's groups are not the caller's with AuthMode jwt: the token's are
+        "auth_context": {"user_id": "u1", "groups": ["releasers"]},
+    }
+    answer = stack.call("invoke", ws_event("invoke/websocket", connection_id=connection_id, body=body))
+    assert answer["statusCode"] == 202, answer
+    [record] = stack.receive()
+    assert json.loads(record["body"])["job"]["groups"] == ["interns"]

@@ -193,6 +193,8 @@ def _interaction(step: StepWrite, now: str) -> tuple[str, dict[str, Any]]:
             "active_run_id": serialize(run_id),
             "updated_at": serialize(now),
         }
+        if interaction.requester_groups is not None:  # the requester's own request: their groups now
+            changes["requester_groups"] = serialize(list(interaction.requester_groups))
         condition = e.all(e.exists(), e.eq("session_id", interaction.session_id), e.missing("active_run_id"))
         return "Update", updated(key, changes, condition, e)
     condition = e.eq("active_run_id", run_id)

@@ -133,6 +133,26 @@ class QueryCaller(NamedTuple):
             raise validation_refusal(error, prefix="groups") from None
 
 
+class MessageCaller(NamedTuple):
+    """An invoke or resume sent on a WebSocket connection: its subscriber, in the groups their token gave
+    at $connect (AuthMode `jwt`); or, where the body is trusted (AuthMode `none`), in the body's
+    `auth_context.groups`, as on HTTP."""
+
+    subscriber: AuthContext
+    body: dict[str, Any]
+
+    def verified(self, settings: Settings) -> AuthContext:
+        return self.subscriber
+
+    def trusted(self) -> AuthContext:
+        given = self.body.get("auth_context")
+        groups = given.get("groups", []) if isinstance(given, dict) else []
+        try:  # a malformed group is the request's fault (BEM-001 naming the field)
+            return AuthContext(user_id=self.subscriber.user_id, groups=groups)
+        except ValidationError as error:
+            raise validation_refusal(error, prefix="auth_context") from None
+
+
 class ConnectCaller(NamedTuple):
     """A WebSocket $connect: the `token` query, checked against the issuer's keys (browsers cannot set
     headers on a WebSocket); or the `user_id` query."""

@@ -97,6 +97,7 @@ def message(event: dict[str, Any]) -> dict[str, Any]:
     body is parsed once, here."""
     # the WebSocket message's models are made by the first message, not at init: an HTTP request never
     # uses them
+    from .identity import MessageCaller, caller
     from .websocket_events import MessageEvent
 
     request_id = None
@@ -109,10 +110,15 @@ def message(event: dict[str, Any]) -> dict[str, Any]:
         body = intake.parse_body(intake.decoded_body(raw, base64_encoded=parsed.is_base64_encoded))
         body = intake.with_fields(body, action=None)
         runtime.logger.append_keys(connection_id=context.connection_id)
+        settings = runtime.settings()
+
+        def caller_of(given: dict[str, Any]) -> AuthContext:  # its groups as on HTTP (identity.py)
+            return caller(settings, MessageCaller(subscriber, given))
+
         if context.route_key == "resume":
-            status, answer = resume(body, lambda _: subscriber)
+            status, answer = resume(body, caller_of)
         else:
-            status, answer = invoke(body, lambda _: subscriber, force_stream=True)
+            status, answer = invoke(body, caller_of, force_stream=True)
     except ValidationError:
         return refusal(BeamError("BEM-001", "not a WebSocket message event"), request_id)
     except Exception as error:

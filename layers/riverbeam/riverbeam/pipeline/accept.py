@@ -61,7 +61,8 @@ def open_invoke(
     session_op: Literal["create", "update"] = "update" if session is not None else "create"
     if session is None:
         session = new_session(session_id, user, now)
-    interaction = interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
+    groups = user.groups  # the owner's own request: the interaction's runs decide with these
+    interaction = interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now, groups)
     run = new_run(interaction, req.agent_name, now, run_id)
     # the interaction's actions read once: checked to be in this session (the caller's), then expired
     ids = (interaction_id, session_id, run.run_id)
@@ -85,7 +86,7 @@ def open_invoke(
         runner=runner,
         history=history + written,
         content=list(req.content),
-        groups=req.auth_context.groups,
+        groups=groups,
     )
 
 
@@ -132,9 +133,12 @@ def edit_rules(runner: AgentRunner) -> checks.EditRules:
     )
 
 
-def edit_decider(setup: Setup, req: ResumeRequest, session: Session) -> checks.Decide | None:
+def edit_decider(
+    setup: Setup, req: ResumeRequest, session: Session, groups: list[str]
+) -> checks.Decide | None:
     """What decides an approver's edited args: the agent's policy, for the session's owner with the
-    groups its run decides with (None: the agent has no policy, the approver's answer stands)."""
+    groups its run decides with, the requester's (None: the agent has no policy, the approver's answer
+    stands)."""
     policy = setup.policies.get(req.agent_name)
     if policy is None:
         return None
@@ -144,7 +148,7 @@ def edit_decider(setup: Setup, req: ResumeRequest, session: Session) -> checks.D
             tool=tool,
             args=args,
             user_id=session.user_id,
-            groups=req.auth_context.groups,
+            groups=groups,
             agent=req.agent_name,
             confirm_required=True,
             session_id=session.session_id,
@@ -182,15 +186,19 @@ def _resolving_step(
     listed, found = _answered(setup, req, responses, approver)
     ids, now, sha256 = (interaction_id, session_id, user), setup.now(), retries.request_sha256(req)
     retries.resumed_before(req, found, responses, sha256, setup.clock())
+    groups = _requester_groups(setup, req, approver)
     refused = checks.first_refusal(found, responses, req, edit_rules(runner), now)
-    refused = refused or checks.edit_decision_refusal(found, req, edit_decider(setup, req, session))
+    decider = edit_decider(setup, req, session, groups)
+    refused = refused or checks.edit_decision_refusal(found, req, decider)
     refused = refused or voting.vote_refusal(found, responses, user)
     refused = refused or grants.grant_refusal(
         found, responses, grants.grantable_tools(runner), approver=approver
     )
     if refused is not None:
         raise expiry.settle_refusal(setup, found, refused, now, ids)
-    interaction = interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now)
+    interaction = interaction_ref(
+        interaction_id, session_id, req.agent_name, "in_progress", now, None if approver else groups
+    )
     run = new_run(interaction, req.agent_name, now)
     resolution = checks.resolve(found, responses, run.run_id, user, now, sha256)
     counted = voting.counted(resolution, found, user, now)
@@ -229,11 +237,22 @@ def _resolving_step(
         content=list(req.content),
         resolved=resolved,
         frames_kept=0,
-        groups=req.auth_context.groups,
+        groups=groups,
     )
     events.deliver(setup.events, decided)
     _log_decided(step, resolved)
     return step
+
+
+def _requester_groups(setup: Setup, req: ResumeRequest, approver: bool) -> list[str]:
+    """The groups the resumed run decides with: the requester's, whoever resumes. The session's owner
+    gives theirs; an approver's are never used: the interaction keeps the owner's (one GetItem). An
+    interaction kept before it held them has none."""
+    if not approver:
+        return list(req.auth_context.groups)
+    interaction = setup.store.get_interaction(str(req.interaction_id))
+    kept = interaction.requester_groups if interaction is not None else None
+    return list(kept) if kept is not None else []
 
 
 def with_grants(session: Session, granted: list[Grant]) -> Session:

@@ -10,7 +10,7 @@ from collections.abc import MutableMapping
 from datetime import datetime
 from typing import Any
 
-from beam_store import Action, args_sha256, new_id
+from beam_store import Action, Grant, args_sha256, new_id
 
 from ..agent.registry import AgentInput, ResolvedAction, RunnerFailure
 from ..args_limits import check_call_args
@@ -85,14 +85,28 @@ def checked_result(result: object, *, finished: bool = True) -> AgentResult:
 
 
 def call_gate(setup: Setup, step: Step) -> CallGate:
-    """What decides the run's tool calls: the agent's policy (if it has one), for the session's owner."""
+    """What decides the run's tool calls: the agent's policy (if it has one), for the session's owner in
+    the requester's groups; the session's grants read at each call that would ask, each checked against
+    its tool's settings now."""
+    agent, session_id = step.run.agent_name, step.session.session_id
+    grantable = grantable_tools(step.runner)
+
+    def read_grants() -> list[Grant]:
+        session = setup.store.get_session(session_id)
+        return list(session.grants.values()) if session is not None else []
+
+    def may_grant_now(tool: str) -> bool:
+        return may_grant(tool, tool_approvals(setup, agent, step.runner, tool), grantable)
+
     return CallGate(
-        setup.policies.get(step.run.agent_name),
+        setup.policies.get(agent),
         user_id=step.session.user_id,
-        agent=step.run.agent_name,
-        session_id=step.session.session_id,
+        agent=agent,
+        session_id=session_id,
         groups=step.groups,
         grants=list(step.session.grants.values()),
+        read_grants=read_grants,
+        grantable=may_grant_now,
     )
 
 

@@ -17,7 +17,8 @@ from .setup import Setup
 
 def may_grant(tool: str, approvals: Approvals | None, grantable: Callable[[str], bool]) -> bool:
     """Whether the tool may be granted: the agent allows it, and its approvals need no more than the
-    owner's one answer (a grant would otherwise skip four eyes or a quorum)."""
+    owner's one answer (a grant would otherwise skip four eyes or a quorum). Asked when a grant is made,
+    and again at each call a grant would cover, by the tool's settings then."""
     needs_others = approvals is not None and (approvals.required > 1 or not approvals.self_approval)
     return grantable(tool) and not needs_others
 
@@ -66,6 +67,7 @@ def made_grants(
                 tool=action.tool,
                 scope=envelope.grant,
                 args_sha256=args_sha256(run_args) if envelope.grant == "args" else None,
+                agent_name=action.agent_name,
                 created_at=now,
                 created_by=user_id,
             )

@@ -56,6 +56,11 @@ def approvals(
     principals = caller_principals(user_id, groups)
     page_size = limit or DEFAULT_LIMIT
     page = setup.store.list_answerable(principals, before=cursor, limit=page_size, now=setup.now())
-    # what the caller voted on is no longer theirs to answer (a second vote is refused)
-    unvoted = [a for a in page.actions if all(v.user_id != user_id for v in a.votes)]
-    return page._replace(actions=unvoted)
+    # what the caller voted on is no longer theirs to answer (a second vote is refused), nor what they
+    # asked for where four eyes rule them out (listed under a group of theirs): only what they may approve
+    answerable = [
+        a
+        for a in page.actions
+        if all(v.user_id != user_id for v in a.votes) and may_approve(a, user_id, groups)
+    ]
+    return page._replace(actions=answerable)

@@ -53,6 +53,7 @@ def accept_queued_invoke(setup: Setup, body: Any, message_id: str) -> RunJob:
         interaction_id=run.interaction_id,
         run_id=run_id,
         content=list(request.content),
+        groups=list(request.auth_context.groups),
     )
 
 

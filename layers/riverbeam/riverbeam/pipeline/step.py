@@ -38,7 +38,8 @@ class Step:
         self.resolved: list[Action] = resolved if resolved is not None else []
         # the run's frames the opening write already stored, through this frame_seq (-1: none)
         self.frames_kept = frames_kept
-        # the caller's groups (the principal's parents in the agent's approval policy)
+        # the requester's groups (the principal's parents in the agent's approval policy): the session
+        # owner's, as their last request to the interaction gave them, never an approver's
         self.groups = tuple(groups)
 
     def job(self) -> RunJob:
@@ -78,15 +79,22 @@ def new_session(session_id: str, user: AuthContext, now: str) -> Session:
 
 
 def interaction_ref(
-    interaction_id: str, session_id: str, agent_name: str, status: InteractionStatus, now: str
+    interaction_id: str,
+    session_id: str,
+    agent_name: str,
+    status: InteractionStatus,
+    now: str,
+    requester_groups: Sequence[str] | None = None,
 ) -> Interaction:
     """The interaction as a step writes it: the store takes its id, session and status (and, on create,
-    the rest); it never reads it first."""
+    the rest; on acquire, the requester's groups where given: a request of the session's owner); it never
+    reads it first."""
     return Interaction(
         interaction_id=interaction_id,
         session_id=session_id,
         agent_name=agent_name,
         status=status,
+        requester_groups=list(requester_groups) if requester_groups is not None else None,
         created_at=now,
         updated_at=now,
     )

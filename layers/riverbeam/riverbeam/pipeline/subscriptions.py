@@ -28,6 +28,7 @@ def subscribe(setup: Setup, connection_id: str, session_id: str, user: AuthConte
             connection_id=connection_id,
             session_id=session_id,
             user_id=user.user_id,
+            groups=list(user.groups),
             connected_at=now,
             # DynamoDB's TTL, which goes by the wall clock
             expires_at=int(time.time()) + CONNECTION_TTL_SECONDS,
@@ -36,11 +37,12 @@ def subscribe(setup: Setup, connection_id: str, session_id: str, user: AuthConte
 
 
 def subscriber(setup: Setup, connection_id: str) -> AuthContext:
-    """Who subscribed the connection: the caller of what it sends (BEM-030 if it is not subscribed)."""
+    """Who subscribed the connection, in the groups their identity gave at $connect: the caller of what it
+    sends (BEM-030 if it is not subscribed)."""
     connection = setup.store.get_connection(connection_id)
     if connection is None:
         raise BeamError("BEM-030", "this connection is not subscribed; reconnect")
-    return AuthContext(user_id=connection.user_id)
+    return AuthContext(user_id=connection.user_id, groups=list(connection.groups))
 
 
 def connections(setup: Setup, session_id: str) -> list[str]:

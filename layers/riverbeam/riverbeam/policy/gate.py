@@ -1,11 +1,15 @@
 """The one place a proposed tool call is decided (CONTRACT 10): the agent's policy where it has one,
 else the tool's own `confirm_required` (asks) or not (runs); a call that would ask and that one of the
 session's standing grants covers runs, unless a policy forbids it. A gate is made per run, for the session's
-owner and the caller's groups; it imports no Cedar (the policy it is given already has)."""
+owner and the requester's groups; it imports no Cedar (the policy it is given already has).
+
+The grants are read when a call would ask, not once a run (a consistent read of the session): a grant
+revoked while the run works covers none of its later calls. A grant covers only its own agent's tool, and
+only while the tool may still be granted (its settings now: no four eyes, no quorum, grantable)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from beam_store import Grant, args_sha256
@@ -17,6 +21,7 @@ if TYPE_CHECKING:
 
 ASK = Decision("ask")
 RUN = Decision("allow")
+GrantsReader = Callable[[], Iterable[Grant]]
 
 
 class CallGate:
@@ -31,12 +36,18 @@ class CallGate:
         session_id: str,
         groups: Sequence[str] = (),
         grants: Sequence[Grant] = (),
+        read_grants: GrantsReader | None = None,
+        grantable: Callable[[str], bool] = lambda tool: True,
     ) -> None:
         self.policy = policy
         self.user_id, self.agent, self.session_id = user_id, agent, session_id
         self.groups = tuple(groups)
-        # the session's standing grants: a call one covers runs unasked, unless a policy forbids it
+        # the session's standing grants as the run started (whether grants decide at all)
         self.grants = tuple(grants)
+        # the session's grants as they are now (else those it started with)
+        self.read_grants: GrantsReader = read_grants or (lambda: self.grants)
+        # whether the tool may be granted by its settings now (pipeline/grants.may_grant)
+        self.grantable = grantable
 
     @property
     def decides(self) -> bool:
@@ -45,11 +56,15 @@ class CallGate:
 
     def decide(self, tool: str, args: dict[str, Any], *, confirm_required: bool) -> Decision:
         decision = self._by_policy(tool, args, confirm_required=confirm_required)
-        if decision.effect != "ask" or decision.unattended_forbidden or not self.grants:
+        if decision.effect != "ask" or decision.unattended_forbidden or not self.grantable(tool):
             return decision
-        digest = args_sha256(args)
-        grant = next((g for g in self.grants if g.covers(tool, digest)), None)
+        grant = self._covering(tool, args)
         return decision if grant is None else Decision("allow", grant_id=grant.grant_id)
+
+    def _covering(self, tool: str, args: dict[str, Any]) -> Grant | None:
+        """The session's grant, read now, that covers this agent's call; None where none does."""
+        digest = args_sha256(args)
+        return next((g for g in self.read_grants() if g.covers(self.agent, tool, digest)), None)
 
     def _by_policy(self, tool: str, args: dict[str, Any], *, confirm_required: bool) -> Decision:
         if self.policy is None:

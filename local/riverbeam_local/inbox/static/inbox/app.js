@@ -164,7 +164,7 @@ async function loadApprovals() {
   const list = $("approvals");
   const kept = new Map([...list.children].map((node) => [node.dataset.actionId, node]));
   // a card being edited keeps its state: only the cards of decided actions go, and new ones come
-  const draw = (action) => card($("approval-template"), action, decide, { canGrant: true });
+  const draw = (action) => card($("approval-template"), action, decide, { canGrant: true, requester: true });
   list.replaceChildren(...pending.map((action) => kept.get(action.action_id) || draw(action)));
   $("approval-count").textContent = String(pending.length);
   $("no-approvals").hidden = pending.length > 0;

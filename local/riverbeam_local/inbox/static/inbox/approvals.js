@@ -158,7 +158,9 @@ function parseEdit(text) {
 
 // One card; `decide(action, response)` sends the resume and rejects with an ApiError on refusal.
 // `canGrant`: the viewer owns the session, so a grantable action offers "Always allow in this session".
-export function card(template, action, decide, { canGrant = false } = {}) {
+// `requester`: the viewer asked for it, so where four eyes rule them out it offers no approval, only Reject
+// (they may withdraw it), and says who must approve.
+export function card(template, action, decide, { canGrant = false, requester = false } = {}) {
   const node = template.content.firstElementChild.cloneNode(true);
   const part = (selector) => node.querySelector(selector);
   node.dataset.actionId = action.action_id;
@@ -204,6 +206,14 @@ export function card(template, action, decide, { canGrant = false } = {}) {
   };
   part(".approve").addEventListener("click", () => send(envelope(action, "submitted")));
   part(".always").hidden = !(canGrant && action.grantable === true);
+  if (requester && action.approvals && action.approvals.self_approval === false) {
+    for (const button of [".approve", ".edit", ".always"]) part(button).hidden = true;
+    const note = document.createElement("p");
+    note.className = "others";
+    note.dataset.testid = "approval-others";
+    note.textContent = "Another person must approve this (four eyes); you may reject it.";
+    part(".actions").before(note);
+  }
   part(".always").addEventListener("click", () => send(envelope(action, "submitted", { grant: "tool" })));
   part(".edit").addEventListener("click", () => {
     rejecter.hidden = true;

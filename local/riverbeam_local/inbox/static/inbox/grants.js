@@ -22,7 +22,9 @@ function line(grant, revoke) {
     button.disabled = true;
     await revoke(grant);
   });
-  item.append(tool, visible(`: ${covers(grant)}, granted by ${grant.created_by}`), " ", button);
+  // a grant kept before grants were per agent names none: it covers nothing
+  const agent = grant.agent_name ? `of ${grant.agent_name}` : "of no agent (covers nothing)";
+  item.append(tool, visible(` ${agent}: ${covers(grant)}, granted by ${grant.created_by}`), " ", button);
   return item;
 }
 
