@@ -29,6 +29,7 @@ from riverbeam_local.lambda_like import (
 )
 from riverbeam_local.stack.template import read as read_template
 
+from tests.support.aws_calls import Call, Recorder, recording
 from tests.support.stores import REGION, serialized_moto
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,15 +130,23 @@ class Stack:
     dead_letter_url: str
     handlers: dict[str, Handler]
     sqs: Any
+    # the AWS calls each function made (tests/support/aws_calls.py)
+    recorder: Recorder = field(default_factory=Recorder)
     gone: set[str] = field(default_factory=set)
     # where the table's stream has been read up to (None: not yet, from its start)
     stream_iterator: str | None = None
 
     def call(self, function: str, e: dict[str, Any], *, remaining_ms: int = 900_000) -> dict[str, Any]:
-        answer: dict[str, Any] = self.handlers[function](
-            e, LambdaContext(f"riverbeam-{function}", remaining_ms / 1000)
-        )
+        with self.recorder.running(function):
+            answer: dict[str, Any] = self.handlers[function](
+                e, LambdaContext(f"riverbeam-{function}", remaining_ms / 1000)
+            )
         return answer
+
+    @property
+    def calls(self) -> set[Call]:
+        """The AWS calls the functions made so far, as IAM authorizes them."""
+        return self.recorder.calls
 
     def connect(
         self, session_id: str, user_id: str, connection_id: str | None = None
@@ -262,7 +271,7 @@ def _gone_hook(stack: Stack) -> Callable[..., Any]:
 def lambda_stack(data_dir: Path, *, auth_mode: str = "none", **env: str) -> Iterator[Stack]:
     """The template's table and queues on moto, the handlers loaded, the functions' environment set."""
     saved = dict(os.environ)
-    with mock_aws(), serialized_moto():
+    with mock_aws(), serialized_moto(), recording() as recorder:
         dynamodb = boto3.client("dynamodb", region_name=REGION)
         table_name = f"riverbeam-{uuid.uuid4().hex[:8]}"
         dynamodb.create_table(TableName=table_name, **table_definition())
@@ -313,7 +322,7 @@ def lambda_stack(data_dir: Path, *, auth_mode: str = "none", **env: str) -> Iter
         runtime.reset()
         try:
             handlers = {name: function_handler(name) for name in FUNCTIONS}
-            stack = Stack(table_name, queue_url, dlq_url, handlers, sqs)
+            stack = Stack(table_name, queue_url, dlq_url, handlers, sqs, recorder)
             runtime.management_api().meta.events.register(
                 "before-call.apigatewaymanagementapi.PostToConnection", _gone_hook(stack)
             )
