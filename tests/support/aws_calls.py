@@ -80,7 +80,10 @@ def _sqs(operation: str, params: dict[str, Any]) -> list[tuple[str, str]]:
 def _events(operation: str, params: dict[str, Any]) -> list[tuple[str, str]]:
     buses = {entry.get("EventBusName") or "default" for entry in params.get("Entries", [])}
     return [
-        (f"events:{operation}", b if b.startswith("arn:") else f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/{b}")
+        (
+            f"events:{operation}",
+            b if b.startswith("arn:") else f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/{b}",
+        )
         for b in sorted(buses)
     ]
 
@@ -112,7 +115,12 @@ def _management_api(url: str, method: str) -> list[tuple[str, str]]:
     api = parsed.hostname.split(".", 1)[0] if parsed.hostname else ""
     path = urllib.parse.unquote(parsed.path).lstrip("/")
     stage, _, rest = path.partition("/")
-    return [("execute-api:ManageConnections", f"arn:aws:execute-api:{REGION}:{ACCOUNT}:{api}/{stage}/{method}/{rest}")]
+    return [
+        (
+            "execute-api:ManageConnections",
+            f"arn:aws:execute-api:{REGION}:{ACCOUNT}:{api}/{stage}/{method}/{rest}",
+        )
+    ]
 
 
 class Recorder:

@@ -80,7 +80,7 @@ class Deployment:
         if not isinstance(value, dict):
             return value
         if len(value) == 1:
-            (key, arg), = value.items()
+            ((key, arg),) = value.items()
             if key == "Ref":
                 return self.ref(arg)
             if key == "Fn::GetAtt":
@@ -208,3 +208,74 @@ def route_source_arns(deployment: Deployment, api: str, route_key: str, stage: s
     method, path = route_key.split(" ", 1)
     valued = re.sub(r"\{[^}]+\}", "x1", path)
     return [f"{base}/{method}{path}", f"{base}/{method}{valued}"]
+
+
+def _defaults(kind: str, name: str) -> tuple[str, dict[str, str]]:
+    """A resource's Ref and attributes, for a physical name, as CloudFormation gives them."""
+    at = f"{REGION}:{ACCOUNT}"
+    if kind == "AWS::Lambda::Function":
+        return name, {"Arn": f"arn:aws:lambda:{at}:function:{name}"}
+    if kind == "AWS::DynamoDB::Table":
+        arn = f"arn:aws:dynamodb:{at}:table/{name}"
+        return name, {"Arn": arn, "StreamArn": f"{arn}/stream/2026-12-07T00:00:00.000"}
+    if kind == "AWS::SQS::Queue":
+        url = f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{name}"
+        return url, {"Arn": f"arn:aws:sqs:{at}:{name}", "QueueName": name}
+    if kind == "AWS::S3::Bucket":
+        return name, {"Arn": f"arn:aws:s3:::{name}"}
+    if kind == "AWS::Events::EventBus":
+        return name, {"Arn": f"arn:aws:events:{at}:event-bus/{name}", "Name": name}
+    if kind == "AWS::Logs::LogGroup":
+        return name, {"Arn": f"arn:aws:logs:{at}:log-group:{name}:*"}
+    return name, {}
+
+
+def deployment(template: dict[str, Any], parameters: Mapping[str, str], **names: str) -> Deployment:
+    """A deployment of the transformed template: each resource named by `names` (logical id: physical
+    name), else by its logical id."""
+    made = Deployment(template, dict(parameters))
+    for logical, resource in template["Resources"].items():
+        ref, attributes = _defaults(resource["Type"], names.get(logical, logical))
+        made.refs[logical], made.attributes[logical] = ref, attributes
+    return made
+
+
+def role_of(function: str) -> str:
+    """The role SAM's transform makes for functions/<function>: InvokeFunctionRole for invoke."""
+    return f"{function.capitalize()}FunctionRole"
+
+
+def function_of(deployment: Deployment, reference: Any) -> str:
+    """functions/<name> of a FunctionName or an integration's URI (a Ref, GetAtt or Sub of the function)."""
+    text = str(reference)
+    (found,) = {
+        logical
+        for logical, r in deployment.template["Resources"].items()
+        if r["Type"] == "AWS::Lambda::Function" and re.search(rf"\b{logical}\b", text)
+    }
+    return found.removesuffix("Function").lower()
+
+
+def event_source_calls(deployment: Deployment) -> set[Call]:
+    """What Lambda's event source mappings call as the function's role (not the function's code): an SQS
+    queue received from and its messages deleted, a DynamoDB stream read, a failed batch sent to its
+    on-failure queue (the execution role permissions of Lambda's docs for each)."""
+    calls: set[Call] = set()
+    for name, resource in deployment.template["Resources"].items():
+        if resource["Type"] != "AWS::Lambda::EventSourceMapping" or not deployment.exists(name):
+            continue
+        props = deployment.resolve(resource["Properties"])
+        function = function_of(deployment, resource["Properties"]["FunctionName"])
+        source = props["EventSourceArn"]
+        if source.startswith("arn:aws:sqs:"):
+            actions = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"]
+            calls |= {Call(function, a, source) for a in actions}
+        else:
+            actions = ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"]
+            calls |= {Call(function, a, source) for a in actions} | {
+                Call(function, "dynamodb:ListStreams", "*")
+            }
+        failed = props.get("DestinationConfig", {}).get("OnFailure", {}).get("Destination")
+        if failed:
+            calls.add(Call(function, "sqs:SendMessage", failed))
+    return calls
