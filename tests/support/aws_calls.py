@@ -5,6 +5,7 @@ tests/support/iam.py evaluates them against each function's role in the transfor
 
 from __future__ import annotations
 
+import os
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,6 +29,8 @@ _TRANSACTED = {
 PROFILE_PREFIXES = ("us.", "eu.", "apac.", "global.", "us-gov.", "jp.", "au.", "ca.")
 # the operations Bedrock authorizes as another action
 _BEDROCK = {"ConverseStream": "InvokeModelWithResponseStream", "Converse": "InvokeModel"}
+# the management API's operations, by the HTTP method of their @connections/{id} resource
+_MANAGEMENT_METHODS = {"PostToConnection": "POST", "GetConnection": "GET", "DeleteConnection": "DELETE"}
 
 
 @dataclass(frozen=True, order=True)
@@ -134,8 +137,13 @@ class Recorder:
         if self.function is not None:
             self.calls.update(Call(self.function, action, resource) for action, resource in found)
 
-    def provide_params(self, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+    def provide_params(self, model: Any, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
         context["recorded_params"] = dict(params)  # the call's own parameters, for before-call
+        if self.function is not None and model.service_model.service_name == "apigatewaymanagementapi":
+            # here, not before-call: a test's hook may answer there first (a gone connection's 410), and
+            # API Gateway authorizes the call before it answers that
+            url = f"{os.environ['WEBSOCKET_ENDPOINT']}/@connections/{params['ConnectionId']}"
+            self._keep(_management_api(url, _MANAGEMENT_METHODS[model.name]))
 
     def before_call(self, model: Any, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
         if self.function is None:
@@ -151,7 +159,7 @@ class Recorder:
         elif service == "events":
             self._keep(_events(operation, api))
         elif service == "apigatewaymanagementapi":
-            self._keep(_management_api(params["url"], params["method"]))
+            return  # recorded with its parameters (provide_params)
         elif service == "bedrock-runtime":
             self.calls.update(bedrock_calls(self.function, operation, api["modelId"]))
         elif service != "secretsmanager":  # after the call: the secret's ARN is in the answer

@@ -73,7 +73,7 @@ class Deployment:
 
         return re.sub(r"\$\{([^}!]+)\}", one, text)
 
-    def resolve(self, value: Any) -> Any:  # noqa: C901 - one branch per intrinsic function
+    def resolve(self, value: Any) -> Any:
         """The value with every intrinsic function evaluated (AWS::NoValue dropped from lists and maps)."""
         if isinstance(value, list):
             return [v for v in (self.resolve(item) for item in value) if v is not _NO_VALUE]

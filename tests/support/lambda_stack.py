@@ -267,6 +267,38 @@ def _gone_hook(stack: Stack) -> Callable[..., Any]:
     return before_call
 
 
+def deployment_of(stack: Stack, auth_mode: str) -> Any:
+    """The transformed template as a deployment with this stack's names and environment
+    (tests/support/iam.py)."""
+    from tests.support.iam import deployment
+    from tests.support.transformed import parameters, transformed
+
+    overrides = {"ApprovalEventBus": os.environ["EVENT_BUS_NAME"]}
+    if os.environ.get("RIVERBEAM_GIT_SECRET"):
+        overrides["GitCredentialsSecret"] = os.environ["RIVERBEAM_GIT_SECRET"]
+    names = {
+        "Table": stack.table_name,
+        "JobQueue": stack.queue_url.rsplit("/", 1)[-1],
+        "DeadLetterQueue": stack.dead_letter_url.rsplit("/", 1)[-1],
+        "ContentBucket": os.environ.get("CONTENT_BUCKET") or "riverbeam-content",
+        "WebSocketApi": WEBSOCKET_ENDPOINT.split("//", 1)[1].split(".", 1)[0],
+    }
+    # the transform leaves the roles' Refs to parameters as they are: one transform serves every value
+    return deployment(transformed(auth_mode), parameters(auth_mode, **overrides), **names)
+
+
+def refused_calls(stack: Stack, auth_mode: str) -> list[str]:
+    """The calls the functions made that their roles do not allow (AccessDenied in AWS, nowhere else)."""
+    from tests.support.iam import allowed, role_of
+
+    deployed = deployment_of(stack, auth_mode)
+    return [
+        f"{c.function}: {c.action} on {c.resource}"
+        for c in sorted(stack.calls)
+        if not allowed(deployed.statements(role_of(c.function)), c)
+    ]
+
+
 @contextmanager
 def lambda_stack(data_dir: Path, *, auth_mode: str = "none", **env: str) -> Iterator[Stack]:
     """The template's table and queues on moto, the handlers loaded, the functions' environment set."""
@@ -327,6 +359,9 @@ def lambda_stack(data_dir: Path, *, auth_mode: str = "none", **env: str) -> Iter
                 "before-call.apigatewaymanagementapi.PostToConnection", _gone_hook(stack)
             )
             yield stack
+            # every AWS call the test made the functions make is one their roles in template.yaml allow
+            refused = refused_calls(stack, auth_mode) if stack.calls else []
+            assert not refused, "calls the template's roles do not allow:\n" + "\n".join(refused)
         finally:
             runtime.reset()
             os.environ.clear()
