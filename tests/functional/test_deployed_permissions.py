@@ -48,7 +48,7 @@ UNEXERCISED = {
         "(test_function_policies.py::test_an_invoke_whose_hand_off_fails_frees_its_request_id_as_its_policy_allows)"
     ),
     ("invoke", "QueryTable", "dynamodb:Query"): (
-        "an invoke that continues a waiting interaction lists its actions on gsi1 (test_function_policies.py::"
+        "an invoke that continues a waiting interaction lists its actions (gsi1; test_function_policies.py::"
         "test_the_lazy_expiry_of_an_invoke_and_of_a_resume_is_allowed_by_their_policies)"
     ),
     ("resume", "TableReadWrite", "dynamodb:DeleteItem"): (
