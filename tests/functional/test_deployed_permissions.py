@@ -16,7 +16,7 @@ from typing import Any
 
 import boto3
 import pytest
-from riverbeam import ModelTurn, RiverBeam, ScriptedModel, ToolAgentRunner, ToolCall, tool
+from riverbeam import Approvals, ModelTurn, RiverBeam, ScriptedModel, ToolAgentRunner, ToolCall, tool
 from riverbeam.aws import runtime
 
 from tests.support.agents import invoke_body, resume_body
@@ -46,13 +46,6 @@ UNEXERCISED = {
     ("invoke", "TableReadWrite", "dynamodb:DeleteItem"): (
         "a request_id's claim released when the hand-off to the queue fails "
         "(test_function_policies.py::test_an_invoke_whose_hand_off_fails_frees_its_request_id_as_its_policy_allows)"
-    ),
-    ("invoke", "QueryTable", "dynamodb:Query"): (
-        "an invoke that continues a waiting interaction lists its actions (gsi1; test_function_policies.py::"
-        "test_the_lazy_expiry_of_an_invoke_and_of_a_resume_is_allowed_by_their_policies)"
-    ),
-    ("resume", "TableReadWrite", "dynamodb:DeleteItem"): (
-        "an answered action's entries in its approvers' inboxes (gsi4), where agents.yaml names approvers"
     ),
     ("invoke", "ContentReadWrite", "s3:PutObject"): "a non-streamed run's content over 256 KiB",
     ("resume", "ContentReadWrite", "s3:GetObject"): "a resumed action's stored args or outcome over 256 KiB",
@@ -86,8 +79,10 @@ def pause(reason: str) -> str:
 def register(beam: RiverBeam) -> None:
     """The agents of this deployment: `big` (content over 256 KiB, tests/support/large_content.py) and
     `brief`, whose approval expires at once, and `follow`, which answers in a session begun by another."""
-    beam.register_agent("big", big_runner())
-    model = ScriptedModel([ModelTurn(tool_calls=[ToolCall(name="pause", args={"reason": "r"})])])
+    # u2 may answer its approvals too: an action then has entries in the approvers' inboxes (gsi4)
+    beam.register_agent("big", big_runner(), approvals={"dump": Approvals(users=("u2",))})
+    asks = ModelTurn(tool_calls=[ToolCall(name="pause", args={"reason": "r"})])
+    model = ScriptedModel([asks, ModelTurn(text="It expired: nobody answered.")])
     beam.register_agent("brief", ToolAgentRunner(model=model, tools=[pause]))
     # an answer to whatever came before it in the session (its turn is picked by the conversation's length)
     beam.register_agent(
@@ -174,11 +169,21 @@ def _drive(stack: Stack) -> None:
     status, grants = _http(stack, "records/session", path=f"/sessions/{session_id}/grants", user_id="u1")
     (grant,) = grants["grants"]
     assert _revoke(stack, session_id, grant["grant_id"]) == 204
-    # an approval nobody answers, expired by the sweep, which forgets the session's gone connection
-    status, waiting = _http(stack, "invoke/http", body=invoke_body(text="pause") | {"agent_name": "brief"})
-    assert status == 200 and waiting["interrupted"], waiting
-    stack.gone.add(stack.connect(waiting["session_id"], "u1", "gone-connection=")[0])
-    time.sleep(EXPIRES_AFTER + 0.5)  # past its expiry by the wall clock the sweep reads
+    # two approvals nobody answers: one expired by the next invoke of its interaction, the other by the
+    # sweep, which forgets the session's gone connection
+    waiting = []
+    for _ in range(2):
+        status, asked_again = _http(
+            stack, "invoke/http", body=invoke_body(text="pause") | {"agent_name": "brief"}
+        )
+        assert status == 200 and asked_again["interrupted"], asked_again
+        waiting.append(asked_again)
+    stack.gone.add(stack.connect(waiting[1]["session_id"], "u1", "gone-connection=")[0])
+    time.sleep(EXPIRES_AFTER + 0.5)  # past their expiry by the wall clock the functions read
+    _fresh_container(stack)
+    late = invoke_body(waiting[0]["session_id"], text="and now?", interaction_id=waiting[0]["interaction_id"])
+    status, answer = _http(stack, "invoke/http", body=late | {"agent_name": "brief"})
+    assert status == 200 and not answer["interrupted"], answer
     _fresh_container(stack)
     stack.call("sweep", event("sweep/schedule"))
     assert stack.pushed("gone-connection=") == []
