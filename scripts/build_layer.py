@@ -70,21 +70,30 @@ class Layer:
     packages: Mapping[str, Path] = field(default_factory=dict)
     # the deployment's agents, at the layer's root as JSON: /opt/agents.json once Lambda mounts it
     agents_file: Path | None = None
+    # a layer listed before this one on every function that has this one (the Riverbeam layer): what its
+    # requirements reach is left out here. Lambda extracts a function's layers into /opt in order, so a second
+    # copy of pydantic (or typing-extensions, opentelemetry-api) would overwrite the first one's files
+    beside: Path | None = None
 
 
+RIVERBEAM_REQUIREMENTS = ROOT / "layers" / "riverbeam" / "requirements.txt"
 LAYERS = {
     "riverbeam": Layer(
-        requirements=ROOT / "layers" / "riverbeam" / "requirements.txt",
+        requirements=RIVERBEAM_REQUIREMENTS,
         packages={
             "riverbeam": ROOT / "layers" / "riverbeam" / "riverbeam",
             "beam_store": ROOT / "store" / "beam_store",
         },
         agents_file=ROOT / "agents.yaml",
     ),
-    "tokens": Layer(requirements=ROOT / "layers" / "tokens" / "requirements.txt"),
-    "policy": Layer(requirements=ROOT / "layers" / "policy" / "requirements.txt"),
-    "mcp": Layer(requirements=ROOT / "layers" / "mcp" / "requirements.txt"),
-    "git": Layer(requirements=ROOT / "layers" / "git" / "requirements.txt"),
+    "tokens": Layer(
+        requirements=ROOT / "layers" / "tokens" / "requirements.txt", beside=RIVERBEAM_REQUIREMENTS
+    ),
+    "policy": Layer(
+        requirements=ROOT / "layers" / "policy" / "requirements.txt", beside=RIVERBEAM_REQUIREMENTS
+    ),
+    "mcp": Layer(requirements=ROOT / "layers" / "mcp" / "requirements.txt", beside=RIVERBEAM_REQUIREMENTS),
+    "git": Layer(requirements=ROOT / "layers" / "git" / "requirements.txt", beside=RIVERBEAM_REQUIREMENTS),
 }
 # in the Lambda runtime already; whatever only they pull in is left out too (urllib3, botocore's, is also
 # dulwich's: the runtime's serves both)
@@ -402,6 +411,8 @@ def build(args: argparse.Namespace) -> Path:
         pip_install(site, layer, args)
         dists = installed(site)
         keep = needed(dists, marker_environment(args), layer.requirements)
+        if layer.beside is not None:  # the Riverbeam layer's own, from the same index: not twice in /opt
+            keep -= needed(dists, marker_environment(args), layer.beside)
         for name in sorted(set(dists) - keep):
             remove_distribution(site, dists[name])
         left = RUNTIME_PROVIDED & set(installed(site))

@@ -297,7 +297,9 @@ def test_exactly_the_functions_that_write_or_read_content_may_put_or_get_it(
                 if action.startswith("s3:"):
                     granted.setdefault(action, set()).add(role.removesuffix("FunctionRole"))
     writers = {"Invoke", "Resume", "Worker"}  # the steps' writes (a resume resolves actions)
-    assert granted == {"s3:PutObject": writers, "s3:GetObject": writers | {"Records", "Sweep"}}
+    readers = writers | {"Records", "Sweep"}
+    # ListBucket beside GetObject: a missing object then answers 404, not 403
+    assert granted == {"s3:PutObject": writers, "s3:GetObject": readers, "s3:ListBucket": readers}
     for name in _resources(template, "AWS::Lambda::Function"):
         variables = _configuration(stack, name)["Environment"]["Variables"]
         if name.removesuffix("Function") in granted["s3:GetObject"]:
@@ -332,12 +334,18 @@ def _expected_resources(stack: Stack, described: dict[str, Any], bus_arn: str) -
     connections = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:${{WebSocketApi}}/v1/POST/@connections/*"
     ids = stack.parameters["BedrockModelIds"].split(",")
     return {
-        "TableReadWrite": table,
-        "TableRead": table,
+        # item actions on the table (an index takes none), Query on the table and its indexes
+        "TableReadWrite": table_arn,
+        "TableRead": table_arn,
+        "QueryTable": table,
+        "QueryIndexes": f"{table_arn}/index/*",
         "ContentReadWrite": content,
         "ContentRead": content,
-        "SessionsAndConnections": table,
-        "ExpireActions": table,
+        "ContentList": f"arn:aws:s3:::{stack.physical['ContentBucket']}",
+        "SessionsAndConnections": table_arn,
+        "ExpireActions": table_arn,
+        # SecretsKmsKeyArn: left empty, a key id no key has
+        "DecryptSecrets": f"arn:aws:kms:{REGION}:{ACCOUNT}:key/none",
         "RevokeGrant": table_arn,  # the session item's grant# attribute: the table only, no index
         "ReadTableStream": described["LatestStreamArn"],
         "ListTableStreams": "*",

@@ -54,7 +54,7 @@ def test_every_other_route_goes_to_the_records_function_with_the_same_authorizat
         for p in resources_of("AWS::Lambda::Permission").values()
         if p["Properties"]["FunctionName"] == {"Ref": "RecordsFunction"}
     }
-    assert {"/*/$default", "/*/OPTIONS/*"} <= arns
+    assert {"/${StageName}/$default", "/${StageName}/OPTIONS/*"} <= arns
 
 
 @pytest.mark.parametrize(

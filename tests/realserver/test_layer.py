@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -198,3 +199,46 @@ print(json.dumps({"compiled": compiled, "version": list(sys.version_info[:2]), "
     assert report["compiled"] == []
     assert all(path.startswith(str(opt / "python")) for path in report["modules"].values()), report
     assert sorted(str(p) for p in opt.rglob("*")) == before
+
+
+def _top_names(layer: Path) -> set[str]:
+    """What a layer puts at the top of /opt/python: packages, modules and .dist-info, by name."""
+    return {re.split(r"[-.]", p.name)[0] for p in (layer / "python").iterdir()} - {"__pycache__"}
+
+
+@needs_runtime_python
+@pytest.mark.timeout(1200)
+def test_the_mcp_layer_carries_nothing_of_the_riverbeam_layer_and_imports_over_it(
+    shipped: dict[str, Path], tmp_path: Path
+) -> None:
+    assert RUNTIME_PYTHON is not None
+    mcp = tmp_path / "mcp"
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "build_layer.py"), str(mcp), "--layer", "mcp"],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    main, carried = _top_names(shipped["riverbeam"]), _top_names(mcp)
+    assert {"mcp", "mcp_types", "anyio", "jsonschema"} <= carried
+    # Lambda extracts a function's layers into one /opt in order: a second pydantic (or typing-extensions,
+    # opentelemetry-api) from the MCP layer would overwrite the Riverbeam layer's files
+    assert not main & carried, sorted(main & carried)
+    assert not {"pydantic", "pydantic_core", "typing_extensions", "opentelemetry"} & carried
+    # both in one /opt, as the agents' functions have them: riverbeam.mcp's client imports on Python 3.12
+    opt = tmp_path / "opt"
+    for layer in (shipped["riverbeam"], mcp):
+        shutil.copytree(layer, opt, dirs_exist_ok=True)
+    runtime = _runtime_dir(tmp_path / "runtime")
+    probe = "import riverbeam.mcp.client, pydantic, mcp; print(pydantic.VERSION, mcp.__file__)"
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": os.pathsep.join([str(opt / "python"), str(runtime)]),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    done = subprocess.run(
+        [RUNTIME_PYTHON, "-S", "-c", probe], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[1].startswith(str(opt / "python")), done.stdout

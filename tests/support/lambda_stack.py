@@ -29,6 +29,7 @@ from riverbeam_local.lambda_like import (
 )
 from riverbeam_local.stack.template import read as read_template
 
+from tests.support.aws_calls import Call, Recorder, recording
 from tests.support.stores import REGION, serialized_moto
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,15 +130,23 @@ class Stack:
     dead_letter_url: str
     handlers: dict[str, Handler]
     sqs: Any
+    # the AWS calls each function made (tests/support/aws_calls.py)
+    recorder: Recorder = field(default_factory=Recorder)
     gone: set[str] = field(default_factory=set)
     # where the table's stream has been read up to (None: not yet, from its start)
     stream_iterator: str | None = None
 
     def call(self, function: str, e: dict[str, Any], *, remaining_ms: int = 900_000) -> dict[str, Any]:
-        answer: dict[str, Any] = self.handlers[function](
-            e, LambdaContext(f"riverbeam-{function}", remaining_ms / 1000)
-        )
+        with self.recorder.running(function):
+            answer: dict[str, Any] = self.handlers[function](
+                e, LambdaContext(f"riverbeam-{function}", remaining_ms / 1000)
+            )
         return answer
+
+    @property
+    def calls(self) -> set[Call]:
+        """The AWS calls the functions made so far, as IAM authorizes them."""
+        return self.recorder.calls
 
     def connect(
         self, session_id: str, user_id: str, connection_id: str | None = None
@@ -258,11 +267,43 @@ def _gone_hook(stack: Stack) -> Callable[..., Any]:
     return before_call
 
 
+def deployment_of(stack: Stack, auth_mode: str) -> Any:
+    """The transformed template as a deployment with this stack's names and environment
+    (tests/support/iam.py)."""
+    from tests.support.iam import deployment
+    from tests.support.transformed import parameters, transformed
+
+    overrides = {"ApprovalEventBus": os.environ["EVENT_BUS_NAME"]}
+    if os.environ.get("RIVERBEAM_GIT_SECRET"):
+        overrides["GitCredentialsSecret"] = os.environ["RIVERBEAM_GIT_SECRET"]
+    names = {
+        "Table": stack.table_name,
+        "JobQueue": stack.queue_url.rsplit("/", 1)[-1],
+        "DeadLetterQueue": stack.dead_letter_url.rsplit("/", 1)[-1],
+        "ContentBucket": os.environ.get("CONTENT_BUCKET") or "riverbeam-content",
+        "WebSocketApi": WEBSOCKET_ENDPOINT.split("//", 1)[1].split(".", 1)[0],
+    }
+    # the transform leaves the roles' Refs to parameters as they are: one transform serves every value
+    return deployment(transformed(auth_mode), parameters(auth_mode, **overrides), **names)
+
+
+def refused_calls(stack: Stack, auth_mode: str) -> list[str]:
+    """The calls the functions made that their roles do not allow (AccessDenied in AWS, nowhere else)."""
+    from tests.support.iam import allowed, role_of
+
+    deployed = deployment_of(stack, auth_mode)
+    return [
+        f"{c.function}: {c.action} on {c.resource}"
+        for c in sorted(stack.calls)
+        if not allowed(deployed.statements(role_of(c.function)), c)
+    ]
+
+
 @contextmanager
 def lambda_stack(data_dir: Path, *, auth_mode: str = "none", **env: str) -> Iterator[Stack]:
     """The template's table and queues on moto, the handlers loaded, the functions' environment set."""
     saved = dict(os.environ)
-    with mock_aws(), serialized_moto():
+    with mock_aws(), serialized_moto(), recording() as recorder:
         dynamodb = boto3.client("dynamodb", region_name=REGION)
         table_name = f"riverbeam-{uuid.uuid4().hex[:8]}"
         dynamodb.create_table(TableName=table_name, **table_definition())
@@ -313,11 +354,14 @@ def lambda_stack(data_dir: Path, *, auth_mode: str = "none", **env: str) -> Iter
         runtime.reset()
         try:
             handlers = {name: function_handler(name) for name in FUNCTIONS}
-            stack = Stack(table_name, queue_url, dlq_url, handlers, sqs)
+            stack = Stack(table_name, queue_url, dlq_url, handlers, sqs, recorder)
             runtime.management_api().meta.events.register(
                 "before-call.apigatewaymanagementapi.PostToConnection", _gone_hook(stack)
             )
             yield stack
+            # every AWS call the test made the functions make is one their roles in template.yaml allow
+            refused = refused_calls(stack, auth_mode) if stack.calls else []
+            assert not refused, "calls the template's roles do not allow:\n" + "\n".join(refused)
         finally:
             runtime.reset()
             os.environ.clear()

@@ -36,6 +36,7 @@ def test_the_sweep_runs_on_a_schedule_with_what_it_needs_only() -> None:
         "dynamodb:DeleteItem",  # a gone connection forgotten
         "execute-api:ManageConnections",
         "s3:GetObject",  # large content read back (its actions' outcomes, its runs' frames); none put
+        "s3:ListBucket",  # so that a missing object answers 404 (the store's missing content), not 403
     }
     # the local stack finds it the same way and runs it periodically
     assert [f.name for f in load().scheduled] == ["SweepFunction"]
