@@ -339,8 +339,7 @@ class InMemoryStore(InboxInMemory, OutboxInMemory):
         current = self._sessions.get(sid)
         last_seq = current.last_seq if current else 0
         changes: dict[str, object] = {"updated_at": now, "last_seq": last_seq + len(step.messages)}
-        if step.touch_last_active:
-            changes["last_active_at"] = now
+        changes |= {"last_active_at": now} if step.touch_last_active else {}
         base = current if current is not None else step.session
         changes["open_interactions"] = opened_after(step, base.open_interactions, last_seq + 1)
         changes["grants"] = base.grants | {g.grant_id: g for g in step.add_grants}

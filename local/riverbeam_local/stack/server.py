@@ -307,8 +307,7 @@ def _serve(
     _make_shared_clients()
     if local.embedded is not None:
         _keep_snapshots(stack, local, snapshot_path, queues, changed)
-    # the approval events, put on the bus from the table's stream by the events function; stopped after
-    # the worker (its writes have events too), before the last snapshot
+    # approval events (stream -> events function -> bus): stopped after the worker, before the last snapshot
     tail = _stream_tail(dynamodb, local.table_name, template, functions, written)
     if tail is not None:
         tail.start()
