@@ -188,18 +188,15 @@ def _resolving_step(
     retries.resumed_before(req, found, responses, sha256, setup.clock())
     groups = _requester_groups(setup, req, approver)
     refused = checks.first_refusal(found, responses, req, edit_rules(runner), now)
-    decider = edit_decider(setup, req, session, groups)
-    refused = refused or checks.edit_decision_refusal(found, req, decider)
+    refused = refused or checks.edit_decision_refusal(found, req, edit_decider(setup, req, session, groups))
     refused = refused or voting.vote_refusal(found, responses, user)
-    refused = refused or grants.grant_refusal(
-        found, responses, grants.grantable_tools(runner), approver=approver
-    )
+    grantable = grants.grantable_tools(runner)
+    refused = refused or grants.grant_refusal(found, responses, grantable, approver=approver)
     if refused is not None:
         raise expiry.settle_refusal(setup, found, refused, now, ids)
-    interaction = interaction_ref(
-        interaction_id, session_id, req.agent_name, "in_progress", now, None if approver else groups
-    )
-    run = new_run(interaction, req.agent_name, now)
+    kept = None if approver else groups  # an approver's resume keeps the requester's groups
+    interaction = interaction_ref(interaction_id, session_id, req.agent_name, "in_progress", now, kept)
+    run, frames_expire_at = new_run(interaction, req.agent_name, now), setup.frames_expire_at()
     resolution = checks.resolve(found, responses, run.run_id, user, now, sha256)
     counted = voting.counted(resolution, found, user, now)
     resolved = [a for a in counted if a.status != "pending"]  # the rest only got a vote
@@ -208,8 +205,7 @@ def _resolving_step(
     told, drafts = expiry.untold(setup, (interaction_id, session_id, run.run_id), now, listed)
     drafts += [writes.input_message(run, req.content, now)] if req.content else []
     drafts += [d for action in resolved for d in checks.resolution_messages(action, run.run_id, now)]
-    lost = _lost(setup, req, responses, (ids, now, sha256))
-    decided = _decisions(resolved, now)
+    lost, decided = _lost(setup, req, responses, (ids, now, sha256)), _decisions(resolved, now)
     granted = grants.made_grants(resolved, responses, user, now)
     opening = StepWrite(
         session=session,
@@ -222,7 +218,7 @@ def _resolving_step(
         resolve_actions=counted,
         tell_expired=told,
         frames=[started_frame(run, "resume")],
-        frames_expire_at=setup.frames_expire_at(),
+        frames_expire_at=frames_expire_at,
         outbox=events.outbox(decided),
         add_grants=granted,
     )
@@ -240,8 +236,7 @@ def _resolving_step(
         groups=groups,
     )
     events.deliver(setup.events, decided)
-    _log_decided(step, resolved)
-    return step
+    return _log_decided(step, resolved)
 
 
 def _requester_groups(setup: Setup, req: ResumeRequest, approver: bool) -> list[str]:
@@ -305,9 +300,10 @@ def _decisions(resolved: list[Action], now: str) -> list[events.ApprovalEvent]:
     return events.approval_events(events.DECIDED, stored)
 
 
-def _log_decided(step: Step, resolved: list[Action]) -> None:
-    """The decisions the opening write stored: a log line each."""
+def _log_decided(step: Step, resolved: list[Action]) -> Step:
+    """The decisions the opening write stored: a log line each; the step."""
     for action in resolved:
         assert action.response is not None
         extra = {"action_id": action.action_id, "tool": action.tool, "response": action.response.status}
         logger.info("agent_resumed", extra=step.ids() | extra)
+    return step
