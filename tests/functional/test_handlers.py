@@ -299,7 +299,9 @@ def test_a_duplicate_delivery_changes_nothing(stack: Stack, tmp_path: Path) -> N
     assert snapshot(store()) == before
 
 
-@pytest.mark.skip(reason="a tool's SystemExit is now its outcome (issue 34): the kill needs simulating another way")
+@pytest.mark.skip(
+    reason="a tool's SystemExit is now its outcome (issue 34): the kill needs simulating another way"
+)
 def test_a_worker_killed_between_claim_and_outcome(
     stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
