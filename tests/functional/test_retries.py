@@ -14,6 +14,7 @@ from riverbeam import AgentResult, BeamError, RiverBeam, StreamAck
 
 from tests.support.agents import FrameLog, author_beam, invoke_body, resume_body
 from tests.support.clock import Clock, clocked
+from tests.support.crash import ProcessDied, die_before_the_closing_write
 from tests.support.stores import snapshot
 
 # far above the milliseconds a run takes here, for a loaded machine
@@ -206,20 +207,16 @@ def test_a_request_sent_again_while_it_is_answered_is_409_bem_044(store: BeamSto
     assert isinstance(again, AgentResult) and again.run_id == result.run_id
 
 
-def test_a_claim_whose_process_died_is_answered_afresh_after_its_lease(store: BeamStore) -> None:
+def test_a_claim_whose_process_died_is_answered_afresh_after_its_lease(
+    store: BeamStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     clock = Clock()
     beam, _ = clocked(store, clock)
     body = invoke_body(request_id=rid())
-    runner = beam._setup.agents["author"]
-
-    class Dies:
-        def run(self, input: Any, emit: Any) -> Any:
-            raise SystemExit("the process ends mid-run")
-
-    beam.register_agent("author", Dies())  # type: ignore[arg-type]
-    with pytest.raises(SystemExit):  # not a failure the pipeline sees: the claim stays, unanswered
+    died = die_before_the_closing_write(monkeypatch, "the process ends mid-run")
+    with pytest.raises(ProcessDied):  # not a failure the pipeline sees: the claim stays, unanswered
         beam.invoke(body)
-    beam.register_agent("author", runner)
+    assert died
     assert refusal(beam.invoke, body).code == "BEM-044"
     clock.advance(seconds=beam._setup.request_lease_seconds)
     again = beam.invoke(body)
