@@ -258,7 +258,7 @@ def test_a_stack_that_is_not_there_is_one_line_and_exit_1() -> None:
     term.close()
     assert term.exitstatus == 1
     out = re.sub(ANSI, "", term.before or "").strip()  # prompt_toolkit resets the cursor on its way out
-    assert out.startswith("riverbeam chat: cannot reach ws://127.0.0.1:") and "\n" not in out, out
+    assert out.startswith("riverbeam chat: cannot reach http://127.0.0.1:") and "\n" not in out, out
 
 
 def test_help_and_unknown_commands_are_answered_by_the_chat(dev: DevProcess, chat: Chat) -> None:

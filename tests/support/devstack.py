@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,8 +36,11 @@ def secret_of(dev: DevProcess) -> str:
 
 
 def spawn_chat(dev: DevProcess, user: str, session_id: str, columns: int) -> pexpect.spawn[str]:
-    """`riverbeam chat` on `dev` in a pseudo-terminal of 50 rows and `columns` columns."""
-    flags = ["--url", dev.http_url, "--secret", secret_of(dev), "--user", user, "--session", session_id]
+    """`riverbeam chat` on `dev` in a pseudo-terminal of 50 rows and `columns` columns, in the session
+    `session_id` (taken up with --session where it exists, else started with --new-session)."""
+    status, _ = http(dev, "GET", f"/sessions/{urllib.parse.quote(session_id, safe='')}?user_id={user}")
+    which = "--new-session" if status == 404 else "--session"
+    flags = ["--url", dev.http_url, "--secret", secret_of(dev), "--user", user, which, session_id]
     return pexpect.spawn(
         sys.executable,
         ["-m", "riverbeam_local", "chat", *flags],

@@ -30,7 +30,7 @@ def test_text_then_a_tool_call_then_a_frame_of_a_kind_it_does_not_know() -> None
     assert text == 'author   : I will push.\ntool     git_push {"ref": "main"} needs approval\n'
 
 
-def test_a_failed_push_is_shown_once_with_the_remotes_words() -> None:
+def test_a_failed_push_is_shown_once_with_the_remotes_words_line_by_line() -> None:
     # the runner sends a tool's failure as an error frame, then the tool_result that carries it
     message = (
         "push of docs/update to origin rejected: remote: no pushes today\nerror: failed to push some refs"
@@ -46,9 +46,9 @@ def test_a_failed_push_is_shown_once_with_the_remotes_words() -> None:
         {"type": "text_delta", "text": "The push failed."},
         {"type": "done"},
     )
-    assert text.splitlines() == [
-        "result   git_push error BEM-330 push of docs/update to origin rejected: remote: no pushes today"
-        "\\nerror: failed to push some refs",
+    assert text.splitlines() == [  # its lines under each other, as git prints them (no literal \\n)
+        "result   git_push error BEM-330 push of docs/update to origin rejected: remote: no pushes today",
+        "         error: failed to push some refs",
         "author   : The push failed.",
     ]
 

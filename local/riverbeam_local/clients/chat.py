@@ -23,20 +23,20 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from ..display import hidden_warning, visible
 from ..stack_secret import find_secret
 from .approver_commands import add_group_option
-from .client import ApiClient, ClientError, Json, response
+from .chat_commands import revoke, show_grants, show_help
+from .client import ApiClient, ApiError, ClientError, Json, response
 from .options import add_connection_options, url_problem
 from .subscription import Subscription
 from .view import View, compact
 
 PROMPT = "you      > "
 QUIT = {"/quit", "/exit"}
-# the chat's own commands, answered by the chat and never sent to the agent
-COMMANDS = {
-    "/help": "this list",
-    "/quit": "leave (also /exit, Ctrl-D, or Ctrl-C on an empty line)",
-}
-# a line that is one word after a slash is a command (a path such as /etc/hosts is a message)
+# a line that is one word after a slash is a command (a path such as /etc/hosts is a message), and so is
+# a line starting with a command that takes a word after it (`/revoke 2`)
 COMMAND_WORD = re.compile(r"/[A-Za-z][\w-]*")
+TAKES_A_WORD = {"/revoke"}
+# the answers to an approval question that grant: `a` the tool with any args, `A` exactly these args
+GRANTS = {"a": "tool", "always": "tool", "A": "args"}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -45,7 +45,9 @@ def parser() -> argparse.ArgumentParser:
         description="Talk to an agent of a running stack (riverbeam dev) and answer its approvals.",
     )
     add_connection_options(found)
-    found.add_argument("--session", help="the session to talk in (default: a new one)")
+    which = found.add_mutually_exclusive_group()
+    which.add_argument("--session", help="a session of yours to take up again (default: a new one)")
+    which.add_argument("--new-session", metavar="ID", help="start a new session with this id")
     found.add_argument("--agent", default="author", help="the agent to talk to (default: %(default)s)")
     found.add_argument(
         "--approver",
@@ -142,23 +144,29 @@ class Chat:
                     return 0
                 if text in QUIT:
                     return 0
-                if COMMAND_WORD.fullmatch(text):
-                    self.command(text)
+                word, _, rest = text.partition(" ")
+                if COMMAND_WORD.fullmatch(text) or word in TAKES_A_WORD:
+                    await self.command(word, rest.strip())
                 elif text:
                     await self.turn(text.removeprefix("/") if text.startswith("//") else text)
         finally:
             await self.subscription.close()
 
-    def command(self, word: str) -> None:
+    async def command(self, word: str, rest: str = "") -> None:
         """One of the chat's own commands, answered here: nothing is sent to the agent."""
-        if word == "/help":
-            for name, text in COMMANDS.items():
-                self.view.line("help", f"{name:<6} {text}")
-            self.view.line("help", "Any other line is sent to the agent (start it with // to send one /).")
-        else:
-            self.view.line(
-                "note", f"{word} is not a command of the chat (/help lists them); nothing was sent"
-            )
+        try:
+            if word == "/help":
+                show_help(self.view)
+            elif word == "/grants":
+                await asyncio.to_thread(show_grants, self.api, self.session_id, self.view)
+            elif word == "/revoke":
+                await asyncio.to_thread(revoke, self.api, self.session_id, rest, self.view)
+            else:
+                self.view.line(
+                    "note", f"{word} is not a command of the chat (/help lists them); nothing was sent"
+                )
+        except ClientError as error:
+            self.view.line("error", error.line())
 
     async def turn(self, text: str) -> None:
         """One line typed: invoke, show the run, and answer its approvals until the agent is done. Ctrl-C
@@ -220,15 +228,20 @@ class Chat:
             warning = hidden_warning(action["args"])
             if warning:  # said right above the question, whose args show them escaped
                 self.view.line("warning", warning)
-            # `a` approves and grants the tool for the session: the owner's, where the tool may be granted
+            # `a` and `A` approve and grant: the owner's, where the tool may be granted
             owner = action.get("user_id", self.api.user) == self.api.user
             grantable = owner and action.get("grantable") is True
-            choices = "[y/N/a]" if grantable else "[y/N]"
-            question = f"Approve {visible(str(action['tool']))} {compact(action['args'])}? {choices} "
+            tool = visible(str(action["tool"]))
+            choices = (
+                f"[y/N/a] (a: allow {tool} for this session, any args; A: only these args)"
+                if grantable
+                else "[y/N]"
+            )
+            question = f"Approve {tool} {compact(action['args'])}? {choices} "
             try:
-                said = (await self.ask(self.answers, question)).strip().lower()
-                grant = "tool" if grantable and said in ("a", "always") else None
-                approve = grant is not None or said in ("y", "yes")
+                said = (await self.ask(self.answers, question)).strip()
+                grant = GRANTS.get(said if said == "A" else said.lower()) if grantable else None
+                approve = grant is not None or said.lower() in ("y", "yes")
                 reason = None if approve else (await self.ask(self.answers, "Reason (optional): ")).strip()
             except (KeyboardInterrupt, EOFError) as left:
                 self.view.line("note", f"not answered: action {action['action_id']} stays pending")
@@ -236,11 +249,52 @@ class Chat:
                     raise
                 return None
             said_as = f"{action['tool']}" + (f": {reason}" if reason else "")
-            self.view.line(
-                "approved" if approve else "rejected", said_as + (" (always, here)" if grant else "")
-            )
+            granted = {"tool": " (always, here)", "args": " (always with these args, here)"}
+            self.view.line("approved" if approve else "rejected", said_as + granted.get(grant or "", ""))
             responses.append(response(action, approve, reason or None, grant=grant))
         return responses
+
+
+def agent_problem(api: ApiClient, agent: str) -> str | None:
+    """Why `agent` cannot be talked to (no such agent on the stack), or None. The API lists no agents: a
+    resume of no interaction is refused with BEM-021 for an unknown agent before anything else of it is
+    read, and changes nothing either way (CONTRACT 5: the agent is checked before the session)."""
+    probe = {
+        "agent_name": agent,
+        "session_id": str(uuid.uuid4()),
+        "interaction_id": str(uuid.uuid4()),
+        "actions": [],
+        "auth_context": {"user_id": api.user},
+    }
+    try:
+        api.request("POST", "/resume", probe)
+    except ApiError as error:
+        if error.code == "BEM-021":
+            return f"no agent {visible(repr(agent[:100]))} on {api.url} (--agent names one of its agents)"
+    return None
+
+
+def start_problem(api: ApiClient, args: argparse.Namespace) -> str | None:
+    """Why the chat cannot start as asked (no such agent, a session given that does not exist, or one
+    given as new that does), in one line; None when it can."""
+    problem = agent_problem(api, args.agent)
+    if problem:
+        return problem
+    session_id = args.session or args.new_session
+    if session_id is None:
+        return None
+    try:
+        api.get("session", session_id)
+    except ApiError as error:
+        if error.status != 404:
+            raise
+        if args.session:
+            shown = visible(session_id[:100])
+            return f"no session {shown} of yours (leave out --session to start a new one)"
+        return None
+    if args.new_session:
+        return f"session {visible(session_id[:100])} exists already (take it up with --session)"
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -254,8 +308,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     secret = find_secret(args.secret, url=args.url)
     api = ApiClient(args.url, args.user, secret=secret, groups=tuple(args.group))
-    chat = Chat(api, args.session or str(uuid.uuid4()), args.agent, View(), resumed=args.session is not None)
+    session_id = args.session or args.new_session or str(uuid.uuid4())
+    chat = Chat(api, session_id, args.agent, View(), resumed=args.session is not None)
     try:
+        problem = None if args.approver else start_problem(api, args)
+        if problem:
+            print(f"riverbeam chat: {problem}", file=sys.stderr)
+            return 1
         if args.approver:
             from .approver_chat import answer_inbox
 

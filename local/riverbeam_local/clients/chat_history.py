@@ -8,6 +8,7 @@ import urllib.parse
 from typing import TYPE_CHECKING
 
 from .client import ApiClient, ApiError, ClientError, Json
+from .times import said_when
 
 if TYPE_CHECKING:
     from .chat import Chat
@@ -78,7 +79,8 @@ async def take_up(chat: Chat) -> None:
     for action in pending_actions(chat.api, chat.session_id):
         waiting.setdefault(action["interaction_id"], []).append(action)
     for actions in waiting.values():
-        chat.view.line("note", f"{len(actions)} approval(s) waiting since {actions[0].get('created_at', '')}")
+        since = said_when(actions[0].get("created_at"))
+        chat.view.line("note", f"{len(actions)} approval(s) waiting" + (f" since {since}" if since else ""))
         if not await answer_until_done(chat, actions[0], actions):
             return  # Ctrl-C at a question: the prompt, the rest left pending
 

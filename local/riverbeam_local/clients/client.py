@@ -54,7 +54,19 @@ class Unreachable(ClientError):
 
     def __init__(self, url: str, reason: object) -> None:
         self.url = url
-        super().__init__(f"cannot reach {url}: {reason}")
+        super().__init__(f"cannot reach {url}: {reason}{_hint(url, reason)}")
+
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def _hint(url: str, reason: object) -> str:
+    """What to check where nothing listens: the local stack, or the URL given."""
+    if "refused" not in str(reason).lower():
+        return ""
+    if urllib.parse.urlsplit(url).hostname in LOOPBACK:
+        return " (is `riverbeam dev` running? Start it, or give the stack's --url)"
+    return " (is --url the stack's API?)"
 
 
 def websocket_url(http_url: str, session_id: str, user_id: str, secret: str | None = None) -> str:

@@ -153,6 +153,10 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="riverbeam", description="Riverbeam's API from the command line")
     _commands(parser)
     args = parser.parse_args(argv)
+    if args.command == "resume" and args.approve and args.reason is not None:
+        said = "riverbeam resume: --reason goes with --reject (an approval carries no reason)"
+        print(said, file=sys.stderr)
+        return 2
     problem = url_problem(args.url)
     if problem:  # a usage error, as argparse's are: exit 2
         print(f"riverbeam {args.command}: {problem}", file=sys.stderr)

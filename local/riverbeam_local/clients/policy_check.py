@@ -75,10 +75,11 @@ def check(argv: list[str], out: TextIO | None = None, err: TextIO | None = None)
 
 def main(argv: list[str]) -> int:
     """`riverbeam policy ...`: `check` is its one subcommand."""
+    usage = "usage: riverbeam policy check FILE --tool T [--args JSON] [--user U] [--group G]"
+    if argv[:1] in (["-h"], ["--help"]):  # asked for: help on stdout, exit 0
+        print(f"{usage}\n\nriverbeam policy check --help says more.", file=sys.stdout)
+        return 0
     if argv[:1] != ["check"]:
-        print(
-            "usage: riverbeam policy check FILE --tool T [--args JSON] [--user U] [--group G]",
-            file=sys.stderr,
-        )
+        print(usage, file=sys.stderr)
         return 2
     return check(argv[1:])

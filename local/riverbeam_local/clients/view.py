@@ -24,8 +24,17 @@ STYLES = {
     "error": "bold red",
     "remote": "bold magenta",
     "warning": "bold red",
+    "refused": "bold red",
+    "revoked": "bold green",
 }
 SHORT_TEXT = 60
+# the @ids of the policies every agent's policy holds (CONTRACT 10): not a decision of the agent's own
+BASELINE = "baseline-"
+# a result's error that means the call was refused before anyone was asked (CONTRACT 3.12): args that do
+# not fit the tool's schema, or hold a number the policy cannot read
+NOT_ASKED = {"BEM-332": "the args do not fit", "BEM-082": "the policy cannot read the args"}
+# a tool's error is shown in at most this many lines (the remote's words, as git prints them)
+ERROR_LINES = 6
 # a tool's error is its one line: long enough for a remote's own words after the code's
 ERROR_TEXT = 300
 
@@ -48,23 +57,32 @@ def _short(value: Any) -> str:
 
 
 def _error_text(message: Any) -> str:
-    """An error's message on one line (its lines joined by escaped newlines), cut, then escaped."""
+    """An error's message, cut, then escaped: its lines (at most `ERROR_LINES`) kept as lines, to be shown
+    under each other."""
     text = str(message)
-    return visible(text if len(text) <= ERROR_TEXT else text[: ERROR_TEXT - 3] + "...")
+    kept = text if len(text) <= ERROR_TEXT else text[: ERROR_TEXT - 3]
+    lines = kept.split("\n")
+    cut = len(kept) < len(text) or len(lines) > ERROR_LINES
+    return "\n".join(visible(line) for line in lines[:ERROR_LINES]) + ("..." if cut else "")
 
 
 def decided(frame: Json) -> str:
-    """How a tool call was decided, after the call: asked, or run or refused without asking and by what."""
+    """How a tool call was decided, after the call: asked, or run or refused without asking and by what
+    (the agent's policies by id, a standing grant; the baseline alone is a tool that needs no approval)."""
     if frame.get("confirm_required"):
         return " needs approval"
     by = frame.get("decided_by") if isinstance(frame.get("decided_by"), dict) else None
     if by is None or frame.get("decision") not in ("allow", "deny"):
         return ""
-    how = "runs, allowed" if frame["decision"] == "allow" else "refused"
-    if by.get("kind") == "policy":
-        ids = by.get("policy_ids") if isinstance(by.get("policy_ids"), list) else []
-        return f" {how} by policy {visible(', '.join(map(str, ids)))}" if ids else f" {how} by policy"
-    return f" {how} by a standing grant" if by.get("kind") == "grant" else ""
+    allowed = frame["decision"] == "allow"
+    how = "runs, allowed" if allowed else "refused"
+    if by.get("kind") == "grant":
+        return f" {how} by a standing grant"
+    ids = by.get("policy_ids") if by.get("kind") == "policy" else None
+    named = [str(i) for i in ids if not str(i).startswith(BASELINE)] if isinstance(ids, list) else []
+    if named:
+        return f" {how} by policy {visible(', '.join(named))}"
+    return " runs (it needs no approval)" if allowed else " refused"
 
 
 def outcome_summary(frame: Json) -> str:
@@ -86,6 +104,8 @@ class View:
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(highlight=False, soft_wrap=True)
         self._speaking: str | None = None  # the agent whose text is streaming on the current line
+        # each tool call seen: whether it came undecided (a call that cannot run, refused unasked)
+        self._calls: dict[str, bool] = {}
         # a tool's failure comes as an `error` frame, then its `tool_result`: the error is held, and shown
         # only if anything but that tool_result follows
         self._held_error: Json | None = None
@@ -95,6 +115,24 @@ class View:
         self._show_held_error()
         self.end_text()
         self.console.print(self._label(label, sigil), Text(visible(text)), sep="")
+
+    def lines(self, label: str, text: str) -> None:
+        """A line of several: the first beside the label, the others under it."""
+        first, *rest = text.split("\n")
+        self.line(label, first)
+        for line in rest:
+            self.console.print(Text(" " * (LABEL_WIDTH + 1) + visible(line)))
+
+    def _result(self, frame: Json) -> None:
+        """A tool's result; a call refused before anyone was asked says why (CONTRACT 3.12)."""
+        found = frame.get("error")
+        error: Json = found if isinstance(found, dict) else {}
+        why = NOT_ASKED.get(str(error.get("code"))) if frame.get("status") == "error" else None
+        undecided = self._calls.get(str(frame.get("tool_call_id")), True)  # True: no call frame seen
+        if why and undecided:
+            self.lines("refused", f"{_error_text(error.get('message', ''))} (not asked: {why})")
+        else:
+            self.lines("result", f"{frame.get('name')} {outcome_summary(frame)}")
 
     def _label(self, label: str, sigil: str) -> Text:
         head = Text(f"{visible(label):<{LABEL_WIDTH}} ", style=STYLES.get(label, "bold blue"))
@@ -145,9 +183,10 @@ class View:
             self.text(agent, str(frame.get("text", "")))
         elif kind == "tool_call":
             call = f"{frame.get('name')} {compact(frame.get('args', {}))}"
+            self._calls[str(frame.get("tool_call_id"))] = "decision" in frame and frame["decision"] is None
             self.line("tool", call + decided(frame))
         elif kind == "tool_result":
-            self.line("result", f"{frame.get('name')} {outcome_summary(frame)}")
+            self._result(frame)
         elif kind == "action_expired":  # the sweep's, after the run's done
             self.line("expired", f"{frame.get('tool')} was not answered in time ({frame.get('action_id')})")
         elif kind == "done":

@@ -137,7 +137,17 @@ class AuthorOfflineModel:
                     text=f"I will push {ref}.",
                     tool_calls=[ToolCall(name="git_push", args={"ref": ref})],
                 )
-        return ModelTurn(text="I can push a branch for you: say 'push <branch>'.")
+        return ModelTurn(text=_fallback(tools))
+
+
+def _fallback(tools: Sequence[Tool]) -> str:
+    """The reply to anything else: what this agent's own tools let it do (not another agent's)."""
+    names = sorted(t.name for t in tools)
+    if "git_push" in names:
+        return "I can push a branch for you: say 'push <branch>'."
+    if names:
+        return f"I run offline: say 'call <tool> <args JSON>' to call one of my tools ({', '.join(names)})."
+    return "I run offline and have no tools: I can only answer this."
 
 
 def _call_turn(name: str, said: str, tools: Sequence[Tool]) -> ModelTurn:

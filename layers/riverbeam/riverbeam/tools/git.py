@@ -20,7 +20,7 @@ def git_push_tool(work_tree: str | Path | WorkTree, *, remote: str = "origin") -
 
     def git_push(ref: str) -> dict[str, Any]:
         """Push a branch to the remote repository."""
-        from .gitpush import PushRejected, push_branch  # dulwich: loaded by the first push, not at import
+        from .gitpush import NoSuchBranch, PushRejected, push_branch  # dulwich: loaded by the first push
         from .gitrepo import opened, valid_branch
 
         if not valid_branch(ref):
@@ -30,6 +30,10 @@ def git_push_tool(work_tree: str | Path | WorkTree, *, remote: str = "origin") -
             location, credentials = tree.push_location(repo, remote)
             try:
                 pushed = push_branch(repo, location, ref, credentials=credentials)
+            except NoSuchBranch:  # not the remote's refusal: nothing was sent
+                raise ToolError(
+                    "BEM-330", f"push of {ref} failed: the branch {ref} does not exist (nothing was pushed)"
+                ) from None
             except PushRejected as rejected:
                 words = redacted("\n".join(rejected.lines), path)[:MAX_MESSAGE_CHARS]
                 raise ToolError("BEM-330", f"push of {ref} to {remote} rejected: {words}") from None

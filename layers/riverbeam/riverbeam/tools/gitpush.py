@@ -43,6 +43,10 @@ class PushRejected(Exception):
         self.lines = lines
 
 
+class NoSuchBranch(PushRejected):
+    """The branch to push is not in the repository: nothing was sent to the remote."""
+
+
 @dataclass(frozen=True)
 class Pushed:
     commit: str
@@ -124,7 +128,7 @@ def push_branch(
     failed = f"error: failed to push some refs to '{location}'"
     local = repo.refs.as_dict().get(ref)
     if local is None:
-        raise PushRejected([f"error: src refspec {branch} does not match any", failed])
+        raise NoSuchBranch([f"error: src refspec {branch} does not match any", failed])
     said: list[str] = []
     before: dict[bytes, bytes] = {}
 
