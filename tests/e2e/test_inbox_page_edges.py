@@ -157,10 +157,10 @@ def test_without_the_secret_the_page_says_which_address_to_open(dev: DevProcess)
         driver.get(f"{dev.http_url}/?user=no-secret")
         said = until(driver, lambda: by_testid(driver, "errors").text, "the first words")
         assert said == (
-            "This page needs the stack's secret: open the Inbox page address that riverbeam dev printed "
-            f"({dev.http_url}/#secret=...), with its #secret part."
+            "BEM-033: this page needs the stack's secret: open the Inbox page address that riverbeam dev "
+            f"printed ({dev.http_url}/#secret=...), with its #secret part."
         ), said
-        assert "BEM-033" not in said and "Authorization" not in said
+        assert "Authorization" not in said  # the words of a client's header, not of a person's step
 
 
 # ---------------------------------------------------------------------------- decisions confirmed

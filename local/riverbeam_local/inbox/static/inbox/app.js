@@ -23,7 +23,7 @@ const viewer = () => ($("user-id").hidden ? "you" : $("user-id").value.trim());
 
 // the local stack refuses a page opened without its secret (BEM-033): said as what to do about it
 const NO_SECRET = () =>
-  `This page needs the stack's secret: open the Inbox page address that riverbeam dev printed (${window.location.origin}/#secret=...), with its #secret part.`;
+  `BEM-033: this page needs the stack's secret: open the Inbox page address that riverbeam dev printed (${window.location.origin}/#secret=...), with its #secret part.`;
 
 // ------------------------------------------------------------------ errors and the conversation
 
