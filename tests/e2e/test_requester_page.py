@@ -54,7 +54,7 @@ def test_a_four_eyes_requester_in_the_approving_group_is_offered_only_to_withdra
         assert not by_testid(own, "approve").is_displayed()
         assert not by_testid(own, "edit").is_displayed()
         assert by_testid(own, "reject").is_displayed()
-        assert "Another person must approve" in by_testid(own, "approval-others").text
+        assert "Needs another person's approval" in by_testid(own, "approval-blocked").text
 
         page.refresh()  # the approver view read again, after rob's own action was asked
         listed = until(page, lambda: others_id in approver_cards(page) and approver_cards(page), "u1's card")

@@ -7,6 +7,7 @@ import { card, drawDiff, pretty, tickCountdowns, uuid4 } from "./approvals.js";
 import { startApproverView } from "./approver.js";
 import { loadGrants } from "./grants.js";
 import { visible, visibleJson } from "./display.js";
+import { confirmDecision } from "./notices.js";
 
 const $ = (id) => document.getElementById(id);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -14,12 +15,23 @@ const state = { session: null, notYours: false, generation: 0, loads: 0, socket:
 const groups = () => $("groups").value.split(",").map((name) => name.trim()).filter(Boolean);
 const api = new Api(() => ({ user: $("user-id").value.trim(), token: $("token").value.trim(), groups: groups() }));
 const runKey = (sessionId) => `riverbeam.run.${sessionId}`;
+// a session this tab started and has not messaged yet: the stack has nothing of it, so nothing is read
+const freshKey = (sessionId) => `riverbeam.fresh.${sessionId}`;
+const isFresh = (sessionId) => sessionStorage.getItem(freshKey(sessionId)) !== null;
+// who a confirmation names: the user id, or "you" where a token says who
+const viewer = () => ($("user-id").hidden ? "you" : $("user-id").value.trim());
+
+// the local stack refuses a page opened without its secret (BEM-033): said as what to do about it
+const NO_SECRET = () =>
+  `BEM-033: this page needs the stack's secret: open the Inbox page address that riverbeam dev printed (${window.location.origin}/#secret=...), with its #secret part.`;
 
 // ------------------------------------------------------------------ errors and the conversation
 
 // the last few errors, each once (a refused read and a refused subscription may come together)
 function showError(error) {
-  const text = visible(error.code ? `${error.code}: ${error.detail}` : String(error.message || error));
+  const missingSecret = error.code === "BEM-033" && settings.auth !== "jwt";
+  const said = missingSecret ? NO_SECRET() : error.code ? `${error.code}: ${error.detail}` : String(error.message || error);
+  const text = visible(said);
   const shown = [...$("errors").children].filter((item) => item.textContent !== text).slice(-2);
   const item = document.createElement("p");
   item.className = "error";
@@ -144,6 +156,7 @@ async function decide(action, response) {
     shown.remove();
     throw error;
   }
+  confirmDecision($("notices"), action, response, ack, viewer());
   if (ack.run_id) followRun(ack.run_id); // a vote short of the quorum starts no run (ack.pending)
   await loadApprovals();
 }
@@ -152,24 +165,24 @@ async function loadApprovals() {
   if (state.notYours) return;
   const session = state.session;
   const ticket = ++state.loads; // only the latest read is drawn: an older one may answer last
-  let actions;
+  let actions = [];
   try {
-    actions = await api.all(`/sessions/${session}/actions`, "actions", undefined, { status: "pending" });
+    if (!isFresh(session)) actions = await api.all(`/sessions/${session}/actions`, "actions", undefined, { status: "pending" });
   } catch (error) {
-    if (error.status !== 404) showError(error); // a new session has none yet
-    actions = [];
+    if (error.status !== 404) showError(error); // a session opened by id that was never messaged
   }
   if (ticket !== state.loads || session !== state.session) return;
   const pending = actions.filter((action) => action.status === "pending");
   const list = $("approvals");
   const kept = new Map([...list.children].map((node) => [node.dataset.actionId, node]));
   // a card being edited keeps its state: only the cards of decided actions go, and new ones come
-  const draw = (action) => card($("approval-template"), action, decide, { canGrant: true, requester: true });
+  const draw = (action) => card($("approval-template"), action, decide, { canGrant: true, owner: true });
   list.replaceChildren(...pending.map((action) => kept.get(action.action_id) || draw(action)));
   $("approval-count").textContent = String(pending.length);
   $("no-approvals").hidden = pending.length > 0;
   tickCountdowns(list);
-  await loadGrants(api, session, { list: $("grants"), empty: $("no-grants") }, showError);
+  if (!isFresh(session)) await loadGrants(api, session, { list: $("grants"), empty: $("no-grants") }, showError);
+  else $("grants").replaceChildren();
 }
 
 // ------------------------------------------------------------------ sessions and runs
@@ -199,6 +212,7 @@ async function runInProgress(sessionId, messages) {
 }
 
 async function readMessages(sessionId) {
+  if (isFresh(sessionId)) return [];
   try {
     return await api.all(`/sessions/${sessionId}/messages`, "messages");
   } catch (error) {
@@ -222,8 +236,9 @@ async function restore(sessionId, generation) {
   await loadApprovals();
 }
 
-async function openSession(sessionId) {
+async function openSession(sessionId, { fresh = false } = {}) {
   if (!UUID.test(sessionId)) return showError(new Error("A session id is a UUID (or start a new session)."));
+  if (fresh) sessionStorage.setItem(freshKey(sessionId), "1");
   $("errors").replaceChildren();
   if (state.socket) state.socket.close();
   if (state.runs) state.runs.stop();
@@ -293,11 +308,12 @@ async function send(event) {
   event.preventDefault();
   const text = $("message").value.trim();
   if (!text) return;
-  if (!state.session) await openSession(uuid4());
+  if (!state.session) await openSession(uuid4(), { fresh: true });
   try {
     const ack = await api.request("POST", "/invoke", {
       body: { agent_name: $("agent").value.trim(), session_id: state.session, content: [{ type: "text", text }], stream: true },
     });
+    sessionStorage.removeItem(freshKey(state.session)); // the stack has the session now
     $("errors").replaceChildren();
     entry("human", "you", text);
     $("message").value = "";
@@ -336,10 +352,13 @@ function start() {
     event.preventDefault();
     openSession($("session-id").value.trim());
   });
-  $("new-session").addEventListener("click", () => openSession(uuid4()));
+  $("new-session").addEventListener("click", () => openSession(uuid4(), { fresh: true }));
   $("message-form").addEventListener("submit", send);
   setInterval(() => tickCountdowns($("approvals")), 1000);
-  const refreshApprover = startApproverView(api, $, showError);
+  const refreshApprover = startApproverView(api, $, showError, {
+    openSession: () => state.session, // its actions are under Pending approvals: shown once
+    confirm: (action, response, ack) => confirmDecision($("notices"), action, response, ack, viewer()),
+  });
   $("user-id").addEventListener("change", refreshApprover);
   $("groups").addEventListener("change", refreshApprover);
   if (params.get("session")) openSession(params.get("session"));

@@ -156,11 +156,27 @@ function parseEdit(text) {
   }
 }
 
+// who may approve an action its requester may not (four eyes): "2 of ops", "one of ana, ops"
+function approversOf(approvals) {
+  const names = [...(approvals.users || []), ...(approvals.groups || [])];
+  const required = approvals.required || 1;
+  if (!names.length) return required > 1 ? `${required} other people` : "another person";
+  return `${required > 1 ? required : "one"} of ${names.join(", ")}`;
+}
+
+// The owner's card of an action four eyes keep from them: who must approve it said instead of the buttons
+// the stack would refuse (BEM-090); a rejection (withdrawing it) is still theirs.
+function markFourEyes(node, action) {
+  const note = node.querySelector(".blocked");
+  note.textContent = visible(`Needs another person's approval: ${approversOf(action.approvals)} (you may still reject it).`);
+  note.hidden = false;
+  for (const selector of [".approve", ".edit", ".always"]) node.querySelector(selector).hidden = true;
+}
+
 // One card; `decide(action, response)` sends the resume and rejects with an ApiError on refusal.
 // `canGrant`: the viewer owns the session, so a grantable action offers "Always allow in this session".
-// `requester`: the viewer asked for it, so where four eyes rule them out it offers no approval, only Reject
-// (they may withdraw it), and says who must approve.
-export function card(template, action, decide, { canGrant = false, requester = false } = {}) {
+// `owner`: the viewer is the session's owner (the requester), so four eyes may keep the approval from them.
+export function card(template, action, decide, { canGrant = false, owner = false } = {}) {
   const node = template.content.firstElementChild.cloneNode(true);
   const part = (selector) => node.querySelector(selector);
   node.dataset.actionId = action.action_id;
@@ -206,14 +222,6 @@ export function card(template, action, decide, { canGrant = false, requester = f
   };
   part(".approve").addEventListener("click", () => send(envelope(action, "submitted")));
   part(".always").hidden = !(canGrant && action.grantable === true);
-  if (requester && action.approvals && action.approvals.self_approval === false) {
-    for (const button of [".approve", ".edit", ".always"]) part(button).hidden = true;
-    const note = document.createElement("p");
-    note.className = "others";
-    note.dataset.testid = "approval-others";
-    note.textContent = "Another person must approve this (four eyes); you may reject it.";
-    part(".actions").before(note);
-  }
   part(".always").addEventListener("click", () => send(envelope(action, "submitted", { grant: "tool" })));
   part(".edit").addEventListener("click", () => {
     rejecter.hidden = true;
@@ -236,6 +244,7 @@ export function card(template, action, decide, { canGrant = false, requester = f
     const reason = part(".reason").value.trim();
     send(envelope(action, "cancelled", reason ? { reason } : {}));
   });
+  if (owner && action.approvals && action.approvals.self_approval === false) markFourEyes(node, action);
   return node;
 }
 
