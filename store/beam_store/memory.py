@@ -204,6 +204,17 @@ class InMemoryStore(InboxInMemory, OutboxInMemory):
         with self._lock:
             self._frames.setdefault(run_id, {}).update(encoded)
 
+    def append_running_frames(
+        self, run_id: str, frames: Sequence[Mapping[str, Any]], expires_at: int
+    ) -> bool:
+        encoded = {int(f["frame_seq"]): (expires_at, json.dumps(f)) for f in frames}
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None or run.status != "running":
+                return False
+            self._frames.setdefault(run_id, {}).update(encoded)
+            return True
+
     def add_frame(self, run_id: str, frame: Mapping[str, Any], expires_at: int) -> bool:
         seq = int(frame["frame_seq"])
         with self._lock:

@@ -118,6 +118,14 @@ class BeamStore(Protocol):
         """Keep a run's frames (each a JSON object with its `frame_seq`) until `expires_at` (epoch s)."""
         ...
 
+    def append_running_frames(
+        self, run_id: str, frames: Sequence[Mapping[str, Any]], expires_at: int
+    ) -> bool:
+        """Keep frames as `append_frames` does, only while the run is `running` (each batch of 25 in one
+        conditional write); False, and nothing more written, once it has ended or where it is missing: a
+        worker that outlived its lease never writes over the frames of the run another worker closed."""
+        ...
+
     def add_frame(self, run_id: str, frame: Mapping[str, Any], expires_at: int) -> bool:
         """Keep one frame where its `frame_seq` is free (no unexpired frame holds it); False, and nothing
         written, where one does: for a writer that numbers frames beside others (the sweep)."""

@@ -9,6 +9,7 @@ from beam_store import (
     BeamStore,
 )
 
+from tests.support import steps
 from tests.support.contract import sid
 
 
@@ -50,3 +51,20 @@ def test_add_frame_takes_the_number_of_a_frame_past_its_time(store: BeamStore) -
     store.append_frames(run_id, [{"type": "done", "frame_seq": 0}], int(time.time()) - 1)
     assert store.add_frame(run_id, {"type": "action_expired", "frame_seq": 0}, int(time.time()) + 3600)
     assert store.list_frames(run_id) == [{"type": "action_expired", "frame_seq": 0}]
+
+
+def test_a_running_runs_frames_are_kept_and_an_ended_runs_are_refused(store: BeamStore) -> None:
+    s = steps.session(sid())
+    i = steps.interaction(s.session_id)
+    step, r = steps.begin(s, i)
+    store.commit(step)
+    later = int(time.time()) + 3600
+    frames = [{"type": "text_delta", "run_id": r.run_id, "frame_seq": n, "text": f"{n}"} for n in range(30)]
+    assert store.append_running_frames(r.run_id, frames[:27], later)  # two writes: 25, then 2
+    store.commit(steps.close(s, i, r))
+    closing = store.list_frames(r.run_id)
+    # a worker that outlived its lease, writing over the frames of the run another closed: nothing kept
+    late = [{**f, "text": "late"} for f in frames[20:]]
+    assert not store.append_running_frames(r.run_id, late, later)
+    assert store.list_frames(r.run_id) == closing == frames[:27]
+    assert not store.append_running_frames(sid(), frames[:1], later)  # no such run

@@ -344,20 +344,14 @@ def test_a_worker_killed_between_claim_and_outcome(
         assert in_the_tool.wait(WAIT_SECONDS)
         with stack.recorder.by_the_test():
             _after_the_frozen_worker(stack, connection, ack, result, seen, pushes)
-            settled = _records(store())
+            settled = snapshot(store())
     finally:
         woken.set()
         frozen.join(WAIT_SECONDS)
     assert not frozen.is_alive() and len(ended) == 1, ended
     # the frozen worker wakes into a run closed by another: it changes nothing, pushes nothing again
     with stack.recorder.by_the_test():
-        assert len(pushes) == 1 and _records(store()) == settled
-
-
-def _records(store: DynamoBeamStore) -> list[Any]:
-    """What the store holds but the frames: a frozen worker that wakes after its lease still appends
-    its frames over the recovered run's (frame batches are not fenced by the run's claim; a known gap)."""
-    return [i for i in snapshot(store) if i["entity"] != "frame"]
+        assert len(pushes) == 1 and snapshot(store()) == settled
 
 
 def _after_the_frozen_worker(

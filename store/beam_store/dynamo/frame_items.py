@@ -7,19 +7,22 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import ClientError
 
 from .content import ContentStore, put_write
 from .expressions import Expression
-from .items import MAX_FRAME, TTL_ATTRIBUTE, Item, frame_item, frame_sk
+from .items import MAX_FRAME, TTL_ATTRIBUTE, Item, frame_item, frame_sk, run_key
 from .retry import batch_put
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
 else:
     DynamoDBClient = Any
+
+# a run's frames put in one transaction with the check that it runs (DynamoDB takes 100 items in one)
+FRAMES_PER_WRITE = 25
 
 
 class RunFrames:
@@ -37,6 +40,38 @@ class RunFrames:
         items = [frame_item(run_id, f, expires_at) for f in frames]
         self.content.offload([put_write(item) for item in items])
         batch_put(self.client, self.table_name, items, f"frames of run {run_id}")
+
+    def append_running_frames(
+        self, run_id: str, frames: Sequence[Mapping[str, Any]], expires_at: int
+    ) -> bool:
+        items = [frame_item(run_id, f, expires_at) for f in frames]
+        for start in range(0, len(items), FRAMES_PER_WRITE):
+            if not self._put_while_running(run_id, items[start : start + FRAMES_PER_WRITE]):
+                return False
+        return True
+
+    def _put_while_running(self, run_id: str, items: list[Item]) -> bool:
+        """One transaction: the run still `running` (a ConditionCheck), and its frames put."""
+        self.content.offload([put_write(item) for item in items], transaction=True)
+        e = Expression()
+        check = e.apply(
+            {
+                "TableName": self.table_name,
+                "Key": run_key(run_id),
+                "ConditionExpression": e.eq("status", "running"),
+            }
+        )
+        puts = [{"Put": {"TableName": self.table_name, "Item": item}} for item in items]
+        try:
+            self.client.transact_write_items(TransactItems=cast(Any, [{"ConditionCheck": check}, *puts]))
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "TransactionCanceledException":
+                raise
+            reasons = error.response.get("CancellationReasons", [])
+            if not reasons or reasons[0].get("Code") != "ConditionalCheckFailed":
+                raise
+            return False
+        return True
 
     def add_frame(self, run_id: str, frame: Mapping[str, Any], expires_at: int) -> bool:
         e = Expression()  # TTL deletes lazily: a frame past its time frees its number, though still stored

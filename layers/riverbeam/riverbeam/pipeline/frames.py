@@ -128,6 +128,7 @@ class FrameRecorder:
         self._buffer: list[dict[str, Any]] = []
         self._written_at = time.monotonic()
         self._stored_through = -1  # frames the step's closing write already stored
+        self._ended = False  # the run was found ended by another process: nothing more is kept
 
     def expires_at(self) -> int:
         return int(time.time()) + self._ttl_seconds  # DynamoDB's TTL, by the wall clock
@@ -153,4 +154,15 @@ class FrameRecorder:
         if len(self._buffer) >= self.BATCH or due or getattr(frame, "type", "") in self._kept_before_tools:
             frames, self._buffer = self._buffer, []
             self._written_at = time.monotonic()
-            self._store.append_frames(self._run_id, frames, self.expires_at())
+            self._store_while_running(frames)
+
+    def _store_while_running(self, frames: list[dict[str, Any]]) -> None:
+        """Frames of a run another process closed (this one outlived its lease) are dropped, never
+        written over that run's own."""
+        if self._ended:
+            return
+        if not self._store.append_running_frames(self._run_id, frames, self.expires_at()):
+            self._ended = True
+            logger.warning(
+                "the run ended elsewhere: its frames are no longer kept", extra={"run_id": self._run_id}
+            )
