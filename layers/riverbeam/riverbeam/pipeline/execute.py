@@ -229,15 +229,16 @@ def _close(
 
 def _close_bare(
     setup: Setup, step: Step, result: AgentResult, failure: BeamError, log: StepLog
-) -> AgentResult:
-    """Close it `failed` rather than leave it running: first keeping what the tools did, then bare."""
+) -> AgentResult | None:
+    """Close it `failed` rather than leave it running: first keeping what the tools did, then bare; None
+    where it could not be closed (another process closed it, or the store refuses)."""
     for fallback in (AgentResult(tool_outcomes=result.tool_outcomes), AgentResult()):
         try:
             writes.close(setup.store, step, fallback, failure, now=setup.now())
             return fallback
         except Exception:
             log.exception("the run could not be closed")
-    return result
+    return None
 
 
 def _asked_again(setup: Setup, step: Step, result: AgentResult) -> tuple[dict[str, Action], set[str]]:
@@ -313,8 +314,10 @@ def _run_step(setup: Setup, step: Step, on_frame: FrameSink | None, *, record_fr
             closing_failure = as_failure(error)
     log.error("closing the run failed", extra={"code": closing_failure.code})
     failure = closing_failure
-    result = _close_bare(setup, step, result, failure, log)
-    final = step.result(result)
+    closed = _close_bare(setup, step, result, failure, log)
+    if closed is not None and recorder is not None:
+        recorder.closed_here()
+    final = step.result(closed or result)
     for frame in closing_frames(final, failure):
         emitter.emit(frame)
     return final

@@ -43,6 +43,10 @@ def closing_frames(result: AgentResult, failure: BeamError | None) -> list[Frame
     return [*error, DoneFrame(result=result)]
 
 
+class RunEndedElsewhere(Exception):
+    """The run was closed by another process (this one outlived its lease): its frames go no further."""
+
+
 class FrameEmitter:
     """Numbers a run's frames (from `first_seq`) and hands them to the sinks. Text deltas that come within
     `coalesce_seconds` of the first one pending are sent as one, so a client gets a few frames a second
@@ -61,6 +65,7 @@ class FrameEmitter:
         self._coalesce_seconds = coalesce_seconds
         self._pending: TextDeltaFrame | None = None
         self._pending_since = 0.0
+        self._ended_elsewhere = False
 
     def emit(self, frame: FrameHeader | dict[str, Any]) -> None:
         """A frame of the run's; an agent's dict is checked once, here, and travels as its model after."""
@@ -101,11 +106,19 @@ class FrameEmitter:
         self._send_one(frame)
 
     def _send_one(self, frame: FrameHeader) -> None:
+        if self._ended_elsewhere:
+            return
         full = self._stamped(frame, self._next_seq)
         self._next_seq += 1
         for sink in self._sinks:
             try:
                 sink(full)
+            except RunEndedElsewhere:  # its subscribers hear the run's end from the process that closed it
+                self._ended_elsewhere = True
+                logger.warning(
+                    "the run ended elsewhere: its frames go no further", extra={"run_id": full.run_id}
+                )
+                return
             except Exception:  # a broken listener must not break the run
                 logger.exception("frame sink failed", extra={"run_id": full.run_id})
 
@@ -128,7 +141,7 @@ class FrameRecorder:
         self._buffer: list[dict[str, Any]] = []
         self._written_at = time.monotonic()
         self._stored_through = -1  # frames the step's closing write already stored
-        self._ended = False  # the run was found ended by another process: nothing more is kept
+        self._closed_here = False
 
     def expires_at(self) -> int:
         return int(time.time()) + self._ttl_seconds  # DynamoDB's TTL, by the wall clock
@@ -157,12 +170,13 @@ class FrameRecorder:
             self._store_while_running(frames)
 
     def _store_while_running(self, frames: list[dict[str, Any]]) -> None:
-        """Frames of a run another process closed (this one outlived its lease) are dropped, never
-        written over that run's own."""
-        if self._ended:
-            return
-        if not self._store.append_running_frames(self._run_id, frames, self.expires_at()):
-            self._ended = True
-            logger.warning(
-                "the run ended elsewhere: its frames are no longer kept", extra={"run_id": self._run_id}
-            )
+        """Frames of a run another process closed (this one outlived its lease) are never written over
+        that run's own: RunEndedElsewhere stops the emitter (the recorder is its first sink)."""
+        if self._closed_here:  # this process closed it bare (the fallback): its last frames follow
+            self._store.append_frames(self._run_id, frames, self.expires_at())
+        elif not self._store.append_running_frames(self._run_id, frames, self.expires_at()):
+            raise RunEndedElsewhere(self._run_id)
+
+    def closed_here(self) -> None:
+        """This process closed the run without its frames (the fallback close): they are kept after it."""
+        self._closed_here = True
