@@ -6,12 +6,13 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from .conflicts import Part, first_conflict
+from .memory_frames import FramesInMemory
 from .memory_inbox import InboxInMemory
 from .memory_outbox import OutboxInMemory
 from .protocol import ExpiryEvents
@@ -45,7 +46,7 @@ def action_sort_key(action: Action) -> tuple[int, str, str]:
     return (0 if action.status == "pending" else 1, action.created_at, action.action_id)
 
 
-class InMemoryStore(InboxInMemory, OutboxInMemory):
+class InMemoryStore(FramesInMemory, InboxInMemory, OutboxInMemory):
     """Thread-safe; a step's conditions are all checked before any of its writes is applied."""
 
     def __init__(self) -> None:
@@ -198,44 +199,6 @@ class InMemoryStore(InboxInMemory, OutboxInMemory):
             )
             self._runs[run_id] = claimed
             return claimed.model_copy(deep=True)
-
-    def append_frames(self, run_id: str, frames: Sequence[Mapping[str, Any]], expires_at: int) -> None:
-        encoded = {int(f["frame_seq"]): (expires_at, json.dumps(f)) for f in frames}
-        with self._lock:
-            self._frames.setdefault(run_id, {}).update(encoded)
-
-    def append_running_frames(
-        self, run_id: str, frames: Sequence[Mapping[str, Any]], expires_at: int
-    ) -> bool:
-        encoded = {int(f["frame_seq"]): (expires_at, json.dumps(f)) for f in frames}
-        with self._lock:
-            run = self._runs.get(run_id)
-            if run is None or run.status != "running":
-                return False
-            self._frames.setdefault(run_id, {}).update(encoded)
-            return True
-
-    def add_frame(self, run_id: str, frame: Mapping[str, Any], expires_at: int) -> bool:
-        seq = int(frame["frame_seq"])
-        with self._lock:
-            kept = self._frames.setdefault(run_id, {})
-            if seq in kept and kept[seq][0] > time.time():
-                return False
-            kept[seq] = (expires_at, json.dumps(frame))
-            return True
-
-    def list_frames(
-        self, run_id: str, *, after_seq: int = -1, limit: int | None = None
-    ) -> list[dict[str, Any]]:
-        now = time.time()
-        with self._lock:
-            kept = sorted(
-                (seq, body)
-                for seq, (exp, body) in self._frames.get(run_id, {}).items()
-                if seq > after_seq and exp > now
-            )
-        found = [json.loads(body) for _, body in kept]
-        return found if limit is None else found[: max(limit, 0)]
 
     def remove_grant(self, session_id: str, grant_id: str, user_id: str) -> bool:
         with self._lock:
