@@ -15,11 +15,10 @@ from riverbeam_local.clients.dev_process import DevProcess
 
 from tests.support import browser
 from tests.support.devstack import TWO_OF_OPS, http, remote_refs, running_with_agents, secret_of, work_commit
-from tests.support.inbox_page import WAIT_SECONDS, by_testid, need_browser, until
+from tests.support.inbox_page import WAIT_SECONDS, approver_cards, by_testid, need_browser, until
 
 if TYPE_CHECKING:
-    from selenium.webdriver.remote.webdriver import WebDriver
-    from selenium.webdriver.remote.webelement import WebElement
+    pass
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -29,12 +28,6 @@ def dev(tmp_path: Path) -> Iterator[DevProcess]:
     need_browser()
     with running_with_agents(tmp_path, TWO_OF_OPS) as process:
         yield process
-
-
-def _approver_cards(driver: WebDriver) -> list[WebElement]:
-    from selenium.webdriver.common.by import By
-
-    return driver.find_elements(By.CSS_SELECTOR, "#approver-approvals [data-testid=approval]")
 
 
 def test_two_of_ops_approve_a_push_to_main_in_two_browsers(dev: DevProcess) -> None:
@@ -52,22 +45,22 @@ def test_two_of_ops_approve_a_push_to_main_in_two_browsers(dev: DevProcess) -> N
     with browser.chromium() as ana, browser.chromium() as bo:
         for driver, user in ((ana, "ana"), (bo, "bo")):
             driver.get(f"{dev.http_url}/?user={user}&groups=ops#secret={secret_of(dev)}")
-        first = until(ana, lambda: _approver_cards(ana), "ana's approver card")[0]
+        first = until(ana, lambda: approver_cards(ana), "ana's approver card")[0]
         assert first.get_attribute("data-action-id") == action_id
         assert "of u1" in by_testid(first, "approval-owner").text
         assert by_testid(first, "approval-votes").text == "0 of 2 approvals"
         by_testid(first, "approve").click()
-        until(ana, lambda: not _approver_cards(ana), "ana's card gone once she voted")
+        until(ana, lambda: not approver_cards(ana), "ana's card gone once she voted")
         assert "refs/heads/main" not in remote_refs(dev.data_dir)
 
         second = until(
             bo,
-            lambda: [c for c in _approver_cards(bo) if "1 of 2" in by_testid(c, "approval-votes").text],
+            lambda: [c for c in approver_cards(bo) if "1 of 2" in by_testid(c, "approval-votes").text],
             "bo's card with ana's vote",
         )[0]
         assert by_testid(second, "approval-votes").text == "1 of 2 approvals: ana"
         by_testid(second, "approve").click()
-        until(bo, lambda: not _approver_cards(bo), "bo's card gone once the push was approved")
+        until(bo, lambda: not approver_cards(bo), "bo's card gone once the push was approved")
 
     deadline = time.monotonic() + WAIT_SECONDS  # the push runs in the stack's worker, after the answer
     while remote_refs(dev.data_dir).get("refs/heads/main") != work_commit(dev.data_dir, "main"):

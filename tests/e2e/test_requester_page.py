@@ -14,7 +14,7 @@ from riverbeam_local.clients.dev_process import DevProcess
 
 from tests.support import browser
 from tests.support.devstack import TWO_OF_OPS, http, running_with_agents, secret_of
-from tests.support.inbox_page import ask_to_push, by_testid, need_browser, until
+from tests.support.inbox_page import approver_cards, ask_to_push, by_testid, need_browser, until
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -29,11 +29,8 @@ def dev(tmp_path: Path) -> Iterator[DevProcess]:
         yield process
 
 
-def approver_cards(driver: WebDriver) -> list[str]:
-    from selenium.webdriver.common.by import By
-
-    found = driver.find_elements(By.CSS_SELECTOR, "#approver-approvals [data-testid=approval]")
-    return [str(card.get_attribute("data-action-id")) for card in found]
+def approver_ids(driver: WebDriver) -> list[str]:
+    return [str(card.get_attribute("data-action-id")) for card in approver_cards(driver)]
 
 
 def test_a_four_eyes_requester_in_the_approving_group_is_offered_only_to_withdraw(dev: DevProcess) -> None:
@@ -57,5 +54,5 @@ def test_a_four_eyes_requester_in_the_approving_group_is_offered_only_to_withdra
         assert "Needs another person's approval" in by_testid(own, "approval-blocked").text
 
         page.refresh()  # the approver view read again, after rob's own action was asked
-        listed = until(page, lambda: others_id in approver_cards(page) and approver_cards(page), "u1's card")
+        listed = until(page, lambda: others_id in approver_ids(page) and approver_ids(page), "u1's card")
         assert own_id not in listed

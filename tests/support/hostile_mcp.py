@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.types import Receive, Scope, Send
+
+from tests.support.mcp_server import serving
 
 PROTOCOL_VERSION = "2025-06-18"
 METHOD_NOT_FOUND = -32601
@@ -91,19 +90,8 @@ def hostile_mcp_server() -> Iterator[HostileFixture]:
     """The hostile server at `fixture.url` (http://127.0.0.1:<port>/mcp) until the block ends."""
     sock = socket.create_server(("127.0.0.1", 0))
     fixture = HostileFixture(url=f"http://127.0.0.1:{sock.getsockname()[1]}/mcp")
-    server = uvicorn.Server(uvicorn.Config(_app(fixture), log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started and thread.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert server.started, "the hostile MCP server did not start"
-    try:
+    with serving(_app(fixture), sock, lifespan="off", what="the hostile MCP server"):
         yield fixture
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        sock.close()
 
 
 def tool(name: str, schema: dict[str, Any] | None = None, **more: Any) -> dict[str, Any]:

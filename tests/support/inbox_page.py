@@ -49,6 +49,13 @@ def approvals(driver: WebDriver) -> list[WebElement]:
     return driver.find_elements(By.CSS_SELECTOR, "#approvals [data-testid=approval]")
 
 
+def approver_cards(driver: WebDriver) -> list[WebElement]:
+    """The cards of the approver view (other sessions' approvals the viewer may answer)."""
+    from selenium.webdriver.common.by import By
+
+    return driver.find_elements(By.CSS_SELECTOR, "#approver-approvals [data-testid=approval]")
+
+
 def conversation(driver: WebDriver) -> str:
     return str(by_testid(driver, "conversation").text)
 

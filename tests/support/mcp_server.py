@@ -72,16 +72,23 @@ def mcp_server(*, headers: dict[str, str] | None = None) -> Iterator[McpFixture]
     app: ASGIApp = _server(fixture).streamable_http_app(host="127.0.0.1")
     if headers:
         app = _requiring(app, headers)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
+    with serving(app, sock, lifespan="on", what="the test MCP server"):
+        yield fixture
+
+
+@contextmanager
+def serving(app: Any, sock: socket.socket, *, lifespan: str, what: str) -> Iterator[None]:
+    """`app` served by uvicorn on a thread from `sock` (bound to 127.0.0.1) until the block ends; the
+    thread joined and the socket closed after."""
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan=lifespan))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 60
     while not server.started and thread.is_alive() and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert server.started, "the test MCP server did not start"
+    assert server.started, f"{what} did not start"
     try:
-        yield fixture
+        yield
     finally:
         server.should_exit = True
         thread.join(timeout=30)
