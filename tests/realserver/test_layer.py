@@ -184,6 +184,18 @@ modules = {m: sys.modules[m].__file__ for m in shown}
 print(json.dumps({"compiled": compiled, "version": list(sys.version_info[:2]), "modules": modules}))
 """
     before = sorted(str(p) for p in opt.rglob("*"))
+    done = _run_on_runtime(probe, opt, runtime)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["version"] == [3, 12]
+    assert report["compiled"] == []
+    assert all(path.startswith(str(opt / "python")) for path in report["modules"].values()), report
+    assert sorted(str(p) for p in opt.rglob("*")) == before
+
+
+def _run_on_runtime(probe: str, opt: Path, runtime: Path) -> subprocess.CompletedProcess[str]:
+    """`probe` run by Python 3.12 with `-S` (no site packages), on `opt`'s layers and the runtime's
+    own modules, as Lambda runs a function; it must succeed."""
+    assert RUNTIME_PYTHON is not None
     env = {
         "PATH": os.environ.get("PATH", ""),
         "PYTHONPATH": os.pathsep.join([str(opt / "python"), str(runtime)]),
@@ -194,11 +206,7 @@ print(json.dumps({"compiled": compiled, "version": list(sys.version_info[:2]), "
         [RUNTIME_PYTHON, "-S", "-c", probe], env=env, capture_output=True, text=True, timeout=300, check=False
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report["version"] == [3, 12]
-    assert report["compiled"] == []
-    assert all(path.startswith(str(opt / "python")) for path in report["modules"].values()), report
-    assert sorted(str(p) for p in opt.rglob("*")) == before
+    return done
 
 
 def _top_names(layer: Path) -> set[str]:
@@ -231,14 +239,5 @@ def test_the_mcp_layer_carries_nothing_of_the_riverbeam_layer_and_imports_over_i
         shutil.copytree(layer, opt, dirs_exist_ok=True)
     runtime = _runtime_dir(tmp_path / "runtime")
     probe = "import riverbeam.mcp.client, pydantic, mcp; print(pydantic.VERSION, mcp.__file__)"
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": os.pathsep.join([str(opt / "python"), str(runtime)]),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }
-    done = subprocess.run(
-        [RUNTIME_PYTHON, "-S", "-c", probe], env=env, capture_output=True, text=True, timeout=300, check=False
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    done = _run_on_runtime(probe, opt, runtime)
     assert done.stdout.split()[1].startswith(str(opt / "python")), done.stdout
