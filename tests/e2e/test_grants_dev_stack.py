@@ -5,7 +5,6 @@ GET /sessions/{id}/grants, DELETE /sessions/{id}/grants/{grant_id}) and with `ri
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,8 +14,8 @@ import pytest
 from riverbeam_local.clients.dev_process import DevProcess, running
 
 from tests.support.devstack import (
-    TIMEOUT_SECONDS,
     assert_none_left,
+    ended_run,
     http,
     invoke_over_http,
     remote_refs,
@@ -33,17 +32,6 @@ def dev(tmp_path: Path) -> Iterator[DevProcess]:
     with running(data_dir) as process:
         yield process
     assert_none_left(data_dir)
-
-
-def ended(dev: DevProcess, run_id: str) -> dict[str, Any]:
-    """The run once it is no longer running (a resume's run goes on after its StreamAck)."""
-    deadline = time.monotonic() + TIMEOUT_SECONDS
-    while time.monotonic() < deadline:
-        status, run = http(dev, "GET", f"/runs/{run_id}?user_id=u1")
-        if status == 200 and run["status"] != "running":
-            return dict(run)
-        time.sleep(0.2)
-    raise AssertionError(f"run {run_id} still running after {TIMEOUT_SECONDS} s")
 
 
 def cli(dev: DevProcess, *args: str, user: str = "u1") -> Any:
@@ -69,7 +57,7 @@ def test_a_grant_made_listed_and_revoked_over_http(dev: DevProcess) -> None:
     }
     status, ack = http(dev, "POST", "/resume", resume)
     assert status == 202, ack
-    assert ended(dev, ack["run_id"])["status"] == "completed"
+    assert ended_run(dev, ack["run_id"])["status"] == "completed"
 
     status, listed = http(dev, "GET", f"/sessions/{session_id}/grants?user_id=u1")
     assert status == 200

@@ -27,6 +27,7 @@ from tests.support.bedrock import MODEL, text_events, tool_events
 from tests.support.devstack import (
     TIMEOUT_SECONDS,
     assert_none_left,
+    ended_run,
     git,
     http,
     remote_refs,
@@ -142,23 +143,12 @@ def resume(
     return http(dev, "POST", "/resume", body)
 
 
-def ended(dev: DevProcess, run_id: str, owner: str = "u1") -> dict[str, Any]:
-    """The run once it is no longer running (a resume's run goes on after its StreamAck)."""
-    deadline = time.monotonic() + TIMEOUT_SECONDS
-    while time.monotonic() < deadline:
-        status, run = http(dev, "GET", f"/runs/{run_id}?user_id={owner}")
-        if status == 200 and run["status"] != "running":
-            return dict(run)
-        time.sleep(0.2)
-    raise AssertionError(f"run {run_id} still running after {TIMEOUT_SECONDS} s")
-
-
 def granted(dev: DevProcess, agent: str, session_id: str) -> dict[str, Any]:
     """A push asked for by `agent` in the session and approved with a grant of git_push: the grant."""
     asked = invoke(dev, agent, session_id, "Push docs/update")
     status, ack = resume(dev, agent, asked, grant="tool")
     assert status == 202, ack
-    assert ended(dev, ack["run_id"])["status"] == "completed"
+    assert ended_run(dev, ack["run_id"])["status"] == "completed"
     status, listed = http(dev, "GET", f"/sessions/{session_id}/grants?user_id=u1")
     assert status == 200, listed
     [grant] = listed["grants"]
@@ -205,7 +195,7 @@ def test_an_approvers_resume_decides_the_requesters_later_calls_with_the_request
     assert asked["action_required"][0]["args"] == {"ref": "docs/update"}
     status, ack = resume(dev, "author", asked, user="rita", groups=("releasers",))
     assert status == 202, ack
-    assert ended(dev, ack["run_id"], owner="ivy")["status"] == "completed"
+    assert ended_run(dev, ack["run_id"], owner="ivy")["status"] == "completed"
 
     status, listed = http(dev, "GET", f"/sessions/{session_id}/actions?user_id=ivy")
     assert status == 200, listed

@@ -7,7 +7,6 @@ message and its Action) and the stack goes on."""
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 import pytest
 from riverbeam_local.clients.dev_process import DevProcess
 
-from tests.support.devstack import TIMEOUT_SECONDS, http, running_with_agents
+from tests.support.devstack import ended_run, http, running_with_agents
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -88,16 +87,6 @@ def get(dev: DevProcess, path: str) -> Any:
     return found
 
 
-def ended(dev: DevProcess, run_id: str) -> dict[str, Any]:
-    """The run once it is no longer `running` (bounded in time)."""
-    deadline = time.monotonic() + TIMEOUT_SECONDS
-    while True:
-        run = get(dev, f"/runs/{run_id}")
-        if run["status"] != "running" or time.monotonic() > deadline:
-            return dict(run)
-        time.sleep(0.2)
-
-
 def tool_results(dev: DevProcess, session_id: str) -> list[dict[str, Any]]:
     messages = get(dev, f"/sessions/{session_id}/messages")["messages"]
     return [p for m in messages if m["role"] == "tool" for p in m["content"] if p["type"] == "tool_result"]
@@ -119,7 +108,7 @@ def test_a_call_whose_args_are_out_of_bounds_is_refused_and_its_run_completes(
     session_id = str(uuid.uuid4())
     status, ack = invoke(dev, session_id, f"call store_doc {json.dumps(args)}", stream=True)
     assert status == 202, ack
-    run = ended(dev, ack["run_id"])
+    run = ended_run(dev, ack["run_id"])
     assert (run["status"], run["error"]) == ("completed", None)
 
     [result] = tool_results(dev, session_id)
@@ -164,7 +153,7 @@ def test_a_tool_that_raises_systemexit_or_keyboardinterrupt_fails_alone(dev: Dev
         session_id = str(uuid.uuid4())
         status, result = invoke(dev, session_id, f'call stop_now {{"how": "{how}"}}')
         assert status == 200 and not result["interrupted"], result
-        assert ended(dev, result["run_id"])["status"] == "completed"
+        assert ended_run(dev, result["run_id"])["status"] == "completed"
         [told] = tool_results(dev, session_id)
         assert told["status"] == "error" and told["error"]["code"] == "BEM-331", told
         expected = "SystemExit" if how == "exit" else "KeyboardInterrupt"
@@ -185,7 +174,7 @@ def test_an_approved_tool_that_exits_keeps_its_failure_on_its_action(dev: DevPro
     }
     status, ack = http(dev, "POST", "/resume", resume)
     assert status == 202, ack
-    run = ended(dev, ack["run_id"])
+    run = ended_run(dev, ack["run_id"])
     assert (run["status"], run["error"]) == ("completed", None), run
     stored = get(dev, f"/actions/{action['action_id']}")
     assert stored["status"] == "resolved" and stored["outcome"]["status"] == "error", stored

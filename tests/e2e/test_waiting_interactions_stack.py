@@ -4,7 +4,6 @@ each run completes. Real HTTP requests to the stack as a child process; git read
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +12,13 @@ from typing import Any
 import pytest
 from riverbeam_local.clients.dev_process import DevProcess, running
 
-from tests.support.devstack import TIMEOUT_SECONDS, http, invoke_over_http, remote_refs, work_commit
+from tests.support.devstack import (
+    ended_run,
+    http,
+    invoke_over_http,
+    remote_refs,
+    work_commit,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -54,18 +59,6 @@ def approve(dev: DevProcess, result: dict[str, Any]) -> str:
     status, ack = http(dev, "POST", "/resume", body)
     assert status == 202, ack
     return str(ack["run_id"])
-
-
-def ended_run(dev: DevProcess, run_id: str) -> dict[str, Any]:
-    """The run once it has ended (the worker runs it), polled with a bound in time."""
-    deadline = time.monotonic() + TIMEOUT_SECONDS
-    while True:
-        status, run = http(dev, "GET", f"/runs/{run_id}?user_id=u1")
-        assert status == 200, run
-        if run["status"] != "running":
-            return run  # type: ignore[no-any-return]
-        assert time.monotonic() < deadline, run
-        time.sleep(0.2)
 
 
 def pushes(data_dir: Path, ref: str) -> list[str]:

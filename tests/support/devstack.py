@@ -200,3 +200,16 @@ def running_with_agents(tmp_path: Path, agents_yaml: str) -> Iterator[DevProcess
     with running(data_dir, args=("--agents", str(agents))) as process:
         yield process
     assert_none_left(data_dir)
+
+
+def ended_run(dev: DevProcess, run_id: str, owner: str = "u1") -> dict[str, Any]:
+    """The run once it is no longer `running` (a resume's run goes on after its StreamAck; the worker runs
+    it), read as its owner, polled with a bound in time."""
+    deadline = time.monotonic() + TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        status, run = http(dev, "GET", f"/runs/{run_id}?user_id={owner}")
+        assert status == 200, run
+        if run["status"] != "running":
+            return dict(run)
+        time.sleep(0.2)
+    raise AssertionError(f"run {run_id} still running after {TIMEOUT_SECONDS} s")
