@@ -19,17 +19,20 @@ class FramesInMemory:
     _frames: dict[str, dict[int, tuple[int, str]]]
 
     def append_frames(self, run_id: str, frames: Sequence[Mapping[str, Any]], expires_at: int) -> None:
-        encoded = {int(f["frame_seq"]): (expires_at, json.dumps(f)) for f in frames}
-        with self._lock:
-            self._frames.setdefault(run_id, {}).update(encoded)
+        self._put_frames(run_id, frames, expires_at, only_running=False)
 
     def append_running_frames(
         self, run_id: str, frames: Sequence[Mapping[str, Any]], expires_at: int
     ) -> bool:
+        return self._put_frames(run_id, frames, expires_at, only_running=True)
+
+    def _put_frames(
+        self, run_id: str, frames: Sequence[Mapping[str, Any]], expires_at: int, *, only_running: bool
+    ) -> bool:
         encoded = {int(f["frame_seq"]): (expires_at, json.dumps(f)) for f in frames}
         with self._lock:
             run = self._runs.get(run_id)
-            if run is None or run.status != "running":
+            if only_running and (run is None or run.status != "running"):
                 return False
             self._frames.setdefault(run_id, {}).update(encoded)
             return True
