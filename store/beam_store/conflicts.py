@@ -50,6 +50,7 @@ PartKind = Literal[
     "frame",
     "outbox",
     "inbox",
+    "state",
 ]
 # a part of a step: what is written, and the id of its record
 Part = tuple[PartKind, str]

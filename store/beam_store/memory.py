@@ -61,6 +61,7 @@ class InMemoryStore(FramesInMemory, InboxInMemory, OutboxInMemory):
         self._connections: dict[str, Connection] = {}
         self._requests: dict[tuple[str, str], RequestRecord] = {}  # (user_id, request_id) -> record
         self._outbox: deque[tuple[float, str]] = deque()  # (expires at, epoch s; the event's JSON), in order
+        self._states: dict[str, str] = {}  # interaction -> its state's JSON (a copy, as a table keeps it)
 
     def get_session(self, session_id: str) -> Session | None:
         with self._lock:
@@ -73,6 +74,11 @@ class InMemoryStore(FramesInMemory, InboxInMemory, OutboxInMemory):
     def get_run(self, run_id: str) -> Run | None:
         with self._lock:
             return _copy(self._runs.get(run_id))
+
+    def get_state(self, interaction_id: str) -> Any:
+        with self._lock:
+            kept = self._states.get(interaction_id)
+        return json.loads(kept) if kept is not None else None
 
     def get_action(self, action_id: str) -> Action | None:
         with self._lock:
@@ -334,6 +340,10 @@ class InMemoryStore(FramesInMemory, InboxInMemory, OutboxInMemory):
             self._interactions[interaction.interaction_id] = stored.model_copy(update=update)
 
         self._runs[step.run.run_id] = step.run.model_copy(deep=True)
+        if step.state_op == "put":
+            self._states[interaction.interaction_id] = json.dumps(step.state)
+        elif step.state_op == "delete":
+            self._states.pop(interaction.interaction_id, None)
 
         for action in step.resolve_actions:
             self._actions[action.action_id] = self._actions[action.action_id].model_copy(

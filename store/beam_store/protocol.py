@@ -200,6 +200,10 @@ class BeamStore(Protocol):
         (`approval_cursor`); one Query per principal on DynamoDB. With the next page's cursor, if any."""
         ...
 
+    def get_state(self, interaction_id: str) -> Any:
+        """The interaction's state as its last step kept it (StepWrite.state), None where it has none."""
+        ...
+
     def commit(self, step: StepWrite) -> list[Message]:
         """Write the whole step or nothing, its `outbox` events with it; returns the step's messages with
         their seq. The session's `open_interactions` change with it (step.opened_after); a run that

@@ -36,6 +36,8 @@ class StepWrite:
     frames: written as `append_frames` would, in the same write.
     outbox: the events the step publishes (outbox.py), kept in the same write.
     add_grants: standing grants put on the session (a resume's approval that grants), in the same write.
+    state_op: "put" keeps `state` (any JSON value) as the interaction's state, "delete" removes it, None
+    leaves it as it is: what a runner of another framework keeps while its run waits (get_state).
 
     A plain class, not a data class: one costs every cold start a millisecond or more to make.
     """
@@ -59,6 +61,8 @@ class StepWrite:
         frames_expire_at: int = 0,
         outbox: list[OutboxEvent] | None = None,
         add_grants: list[Grant] | None = None,
+        state: Any = None,
+        state_op: Literal["put", "delete"] | None = None,
     ) -> None:
         self.session, self.session_op = session, session_op
         self.interaction, self.interaction_op = interaction, interaction_op
@@ -74,6 +78,7 @@ class StepWrite:
         self.frames_expire_at = frames_expire_at
         self.outbox: list[OutboxEvent] = outbox if outbox is not None else []
         self.add_grants: list[Grant] = add_grants if add_grants is not None else []
+        self.state, self.state_op = state, state_op
 
 
 def numbered(step: StepWrite, after_seq: int) -> list[Message]:

@@ -264,3 +264,16 @@ def test_an_item_pointing_at_content_that_is_not_there_fails_its_read() -> None:
         s3.delete_object(Bucket="content", Key=key)
         with pytest.raises(ContentMissing, match="is missing"):
             DynamoBeamStore(store.client, store.table_name, s3_client=s3).list_messages(s.session_id)
+
+
+def test_a_state_over_the_item_limit_reads_back_whole(store: BeamStore) -> None:
+    s = steps.session(sid())
+    i = steps.interaction(s.session_id)
+    step, r = steps.begin(s, i)
+    store.commit(step)
+    closing = steps.close(s, i, r)
+    closing.state, closing.state_op = {"history": large_text("state")}, "put"
+    store.commit(closing)
+    assert store.get_state(i.interaction_id) == {"history": large_text("state")}
+    if isinstance(store, DynamoBeamStore):
+        assert all(stored_size(item) < DYNAMODB_ITEM_LIMIT for item in scanned(store))

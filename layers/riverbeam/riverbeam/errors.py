@@ -41,6 +41,8 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "BEM-080": (403, "the approval policy denies the tool call"),
     "BEM-081": (400, "the approval policy denies the tool call with the edited args"),
     "BEM-082": (400, "the tool call's args hold a number the approval policy cannot read"),
+    "BEM-083": (409, "the agent changed since its run paused: the run cannot go on"),
+    "BEM-084": (409, "the tool call's args are not the approved ones: it did not run"),
     "BEM-085": (400, "the tool cannot be granted for the session"),
     "BEM-086": (403, "only the session's owner may grant a tool for the session"),
     "BEM-087": (404, "grant not found"),

@@ -169,6 +169,8 @@ class AgentResult(WireModel):
     usage: TokenUsage | None = Field(default=None, exclude=True)
     # the calls decided without asking that are kept as Actions (denied, or allowed by a policy or grant)
     decided: list[DecidedCall] = Field(default_factory=list, exclude=True)
+    # a runner's paused state (any JSON value), kept with the interaction for its next run (CONTRACT 15)
+    state: Any = Field(default=None, exclude=True)
 
     def text(self) -> str:
         return "".join(p.text for p in self.content if isinstance(p, TextPart))

@@ -54,7 +54,13 @@ _POINTER_FIELDS = {"bucket": "S", "key": "S", "size": "N", "sha256": "S"}
 POINTER_BYTES = 256
 # `#n3 = :v4` and `#n3 = if_not_exists(#n3, :v4)` in an update's SET (expressions.Expression writes them)
 _SET_CLAUSE = re.compile(r"(#\w+) = (?:if_not_exists\(\1, )?(:\w+)")
-_KINDS = {"SESSION#": "messages", "ACTION#": "actions", "REQUEST#": "requests", "RUN#": "frames"}
+_KINDS = {
+    "SESSION#": "messages",
+    "ACTION#": "actions",
+    "REQUEST#": "requests",
+    "RUN#": "frames",
+    "INTERACTION#": "states",
+}
 
 
 # sizes, as DynamoDB counts them (numbers counted as their digits: an upper bound)
@@ -118,6 +124,7 @@ def describe(kind: str) -> str:
         "frames": "a frame",
         "requests": "a request's kept answer",
         "runs": "a run",
+        "states": "an interaction's state",
     }.get(kind, "a record")
 
 

@@ -83,7 +83,19 @@ MAX_SEQ = 10**12 - 1
 MAX_FRAME = 10**8 - 1
 # record fields whose values are JSON of any shape, each stored as a string of compact JSON
 JSON_ATTRIBUTES = frozenset(
-    {"content", "args", "run_args", "outcome", "response", "error", "usage", "answer", "votes", "approvals"}
+    {
+        "content",
+        "args",
+        "run_args",
+        "outcome",
+        "response",
+        "error",
+        "usage",
+        "answer",
+        "votes",
+        "approvals",
+        "state",
+    }
 )
 
 _serializer = TypeSerializer()
@@ -164,6 +176,11 @@ def session_key(session_id: str) -> Item:
 
 def interaction_key(interaction_id: str) -> Item:
     return {"pk": {"S": f"INTERACTION#{interaction_id}"}, "sk": {"S": "INTERACTION"}}
+
+
+def state_key(interaction_id: str) -> Item:
+    """The interaction's state (StepWrite.state), beside its item: read only by the runs that keep one."""
+    return {"pk": {"S": f"INTERACTION#{interaction_id}"}, "sk": {"S": "STATE"}}
 
 
 def run_key(run_id: str) -> Item:

@@ -53,6 +53,7 @@ from .items import (
     serialize,
     session_item,
     session_key,
+    state_key,
 )
 from .outbox_items import outbox_items
 from .requests import RequestRecords
@@ -121,6 +122,10 @@ class DynamoBeamStore(RequestRecords, RunFrames, InboxQueries):
 
     def get_action(self, action_id: str) -> Action | None:
         return load(Action, self._get(action_key(action_id)))
+
+    def get_state(self, interaction_id: str) -> Any:
+        item = self._get(state_key(interaction_id))
+        return deserialize_item(item).get("state") if item else None
 
     def _query(self, limit: int | None = None, **params: Any) -> Iterator[Item]:
         params["TableName"] = self.table_name

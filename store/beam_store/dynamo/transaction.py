@@ -18,6 +18,8 @@ Each item is one part of the step (conflicts.Part), in this order, each on its c
     message   Put MSG#<seq>   missing: seqs after the counter, so a writer that lost the counter collides
     frame     Put FRAME#<n>   none (a frame is written once, whoever writes it)
     outbox    Put OUTBOX#<id> none: the step's events (outbox.py), an item or two whatever their number
+    state     Put/Delete      none: the interaction's state (INTERACTION#<id> / STATE), where the step
+                              keeps or drops one; the run's and interaction's conditions guard it
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from .items import (
     serialize_json,
     session_item,
     session_key,
+    state_key,
 )
 from .outbox_items import outbox_items
 
@@ -250,7 +253,18 @@ def transact_items(
     outbox = outbox_items(step.outbox)
     items += [{"Put": {"TableName": table, "Item": item}} for item in outbox]
     parts += [("outbox", item["pk"]["S"]) for item in outbox]
+    if step.state_op is not None:
+        items.append(_state(step, table))
+        parts.append(("state", step.interaction.interaction_id))
     return items, parts
+
+
+def _state(step: StepWrite, table: str) -> dict[str, Any]:
+    key = state_key(step.interaction.interaction_id)
+    if step.state_op == "delete":
+        return {"Delete": {"TableName": table, "Key": key}}
+    kept = {"state": serialize_json(step.state), "run_id": serialize(step.run.run_id)}
+    return {"Put": {"TableName": table, "Item": key | kept | {"updated_at": serialize(step.run.updated_at)}}}
 
 
 def _entries(action: Action, table: str, now: str) -> list[dict[str, Any]]:

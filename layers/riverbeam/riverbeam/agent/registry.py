@@ -63,6 +63,8 @@ class AgentInput(BaseModel):
     # decides each tool call the agent proposes (CONTRACT 10): allow, ask or deny; None: the tool's own
     # confirm_required asks, the rest runs (a runner given no gate by its caller)
     gate: CallGate | None = None
+    # what the interaction's last run returned as AgentResult.state, for a runner that `keeps_state`
+    state: Any = None
 
 
 class RunnerFailure(Exception):
@@ -81,6 +83,9 @@ class AgentRunner(Protocol):
     tool's args when approving it, and `grantable(tool)`, whether an approval may grant it for the rest
     of the session; a runner without them takes any JSON object, for any tool, and any grant. A runner
     with `disabled_error()` cannot run now: every request naming its agent is refused with that BeamError
-    before anything is stored (agent.mcp_servers.DisabledAgent)."""
+    before anything is stored (agent.mcp_servers.DisabledAgent). A runner with `keeps_state = True` is
+    given the interaction's state (AgentInput.state) and `fingerprint()`, a JSON object naming its agent
+    and its tools' input schemas, kept with the state: a resume that finds another fails (pipeline/
+    states.py)."""
 
     def run(self, input: AgentInput, emit: Emit) -> AgentResult: ...

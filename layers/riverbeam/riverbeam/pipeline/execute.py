@@ -18,7 +18,7 @@ from ..errors import BeamError
 from ..models import AgentResult, RunStartedFrame, StreamAck
 from ..policy.gate import CallGate
 from . import approval_events as events
-from . import decisions, run_tracing, writes
+from . import decisions, run_tracing, states, writes
 from .checks import is_uuid
 from .frames import FrameEmitter, FrameRecorder, FrameSink, closing_frames
 from .grants import grantable_tools, may_grant
@@ -110,7 +110,7 @@ def call_gate(setup: Setup, step: Step) -> CallGate:
     )
 
 
-def agent_input(step: Step, gate: CallGate | None = None) -> AgentInput:
+def agent_input(step: Step, gate: CallGate | None = None, state: Any = None) -> AgentInput:
     actions = [
         ResolvedAction(
             action_id=a.action_id,
@@ -137,6 +137,7 @@ def agent_input(step: Step, gate: CallGate | None = None) -> AgentInput:
         history=step.history,
         actions=actions,
         gate=gate,
+        state=state,
     )
 
 
@@ -153,7 +154,8 @@ def _run_agent(
     """The runner's result, or what it did before it failed (its partial result) and the failure."""
     gate = call_gate(setup, step)
     try:
-        input = agent_input(step, gate)
+        state = states.read(setup.store, step.runner, step.interaction.interaction_id)
+        input = agent_input(step, gate, state)
         result = checked_result(step.runner.run(input, emitter.emit))
         validates = callable(getattr(step.runner, "validate_args", None))
         if (gate.decides or validates) and not getattr(step.runner, "decides_calls", False):

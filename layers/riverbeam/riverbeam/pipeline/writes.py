@@ -46,7 +46,7 @@ from ..errors import BeamError
 from ..models import AgentResult, NewMessage
 from ..telemetry import carriers
 from . import approval_events as events
-from . import decisions
+from . import decisions, states
 from .approval_events import ApprovalEvent
 from .step import Step
 
@@ -218,6 +218,7 @@ def close(
     requested = events.approval_events(events.REQUESTED, [a for a in opened if a.action_id not in waiting])
     decided = decisions.decided_actions(step, result, now)
     told = requested + events.approval_events(events.DECIDED, decided)
+    state_op, state = states.closing(step.runner, result, failure is not None)
     commit(
         store,
         StepWrite(
@@ -234,6 +235,8 @@ def close(
             frames=frames or [],
             frames_expire_at=frames_expire_at,
             outbox=events.outbox(told),
+            state=state,
+            state_op=state_op,
         ),
     )
     step.run = closed
@@ -293,5 +296,7 @@ def close_failed(
             touch_last_active=True,
             frames=frames,
             frames_expire_at=frames_expire_at,
+            # a runner's pause no longer fits what happened (states.py); none kept: nothing to drop
+            state_op="delete",
         ),
     )
