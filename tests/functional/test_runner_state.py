@@ -79,9 +79,8 @@ def test_a_resume_that_finds_another_agent_fails_and_runs_nothing(store: BeamSto
 class Large(Pausing):
     def run(self, input: AgentInput, emit: Emit) -> AgentResult:
         result = super().run(input, emit)
-        return (
-            result.model_copy(update={"state": {"history": "x" * 600_000}}) if result.action_required else result
-        )
+        large = {"history": "x" * 600_000}
+        return result.model_copy(update={"state": large}) if result.action_required else result
 
 
 def test_a_state_too_large_without_a_bucket_is_refused_and_nothing_is_left_pending() -> None:

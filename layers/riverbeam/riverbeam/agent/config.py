@@ -290,8 +290,8 @@ def build_runners(
             disabled = runners[name] = DisabledAgent(name, error)
             logger.warning("%s", disabled.disabled_error().message)
             continue
-        if spec.framework is not None and spec.agent is not None:
-            runners[name] = framework_runner(name, spec.framework, spec.agent)
+        if spec.framework is not None:
+            runners[name] = framework_runner(name, spec)
             continue
         # the model is made by its first use: an API handler that checks and queues never makes it
         make_model = functools.partial(build_model, spec, offline=offline, client=client)

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from ..models import AgentResult
     from .config import AgentSpec
-    from .registry import AgentRunner
+    from .registry import AgentInput, AgentRunner, Emit
 
 Framework = Literal["pydantic_ai", "langgraph", "openai_agents", "strands"]
 # each framework's runner in riverbeam.frameworks; those not built yet are refused by name
@@ -45,11 +47,54 @@ def framework_problems(spec: AgentSpec) -> None:
         )
 
 
-def framework_runner(name: str, framework: str, agent: str) -> AgentRunner:
-    """The runner of `framework` around the agent `agent` names (an attribute of its module: the agent,
-    or a function that makes it); ConfigError names the agent and what is wrong."""
+class ConfiguredAgent:
+    """A framework's runner with what agents.yaml says of its tools (`tool_settings`, `expires_after`): who
+    may answer each tool's actions, whether its args may be edited or it granted, how long a person has."""
+
+    def __init__(self, runner: AgentRunner, spec: AgentSpec) -> None:
+        self.runner, self.spec = runner, spec
+        # who may answer each tool's actions, as pipeline/voting.tool_approvals reads a runner's tools
+        self.tools = {
+            tool: SimpleNamespace(approvals=settings.approvals())
+            for tool, settings in spec.tool_settings.items()
+        }
+
+    def __getattr__(self, name: str) -> Any:  # keeps_state, fingerprint, validate_args...: the runner's
+        return getattr(self.runner, name)
+
+    def run(self, input: AgentInput, emit: Emit) -> AgentResult:
+        result = self.runner.run(input, emit)
+        for request in result.action_required:
+            settings = self.spec.tool_settings.get(request.tool)
+            request.expires_after = request.expires_after or (
+                settings.expires_after if settings is not None else None
+            )
+            request.expires_after = request.expires_after or self.spec.expires_after
+        return result
+
+    def editable(self, tool: str) -> bool:
+        return self._allowed(tool, "editable")
+
+    def grantable(self, tool: str) -> bool:
+        return self._allowed(tool, "grantable")
+
+    def _allowed(self, tool: str, what: str) -> bool:
+        """The file may forbid what the runner allows, never allow what it forbids."""
+        settings = self.spec.tool_settings.get(tool)
+        if settings is not None and getattr(settings, what) is False:
+            return False
+        own = getattr(self.runner, what, None)
+        return bool(own(tool)) if callable(own) else True
+
+
+def framework_runner(name: str, spec: AgentSpec) -> AgentRunner:
+    """The runner of the spec's framework around the agent it names (an attribute of its module: the
+    agent, or a function that makes it), with the file's tool settings; ConfigError names the agent and
+    what is wrong."""
     from .config import ConfigError
 
+    assert spec.framework is not None and spec.agent is not None
+    framework, agent = spec.framework, spec.agent
     module_name, _, attribute = agent.partition(":")
     try:
         found: Any = getattr(importlib.import_module(module_name), attribute)
@@ -62,4 +107,4 @@ def framework_runner(name: str, framework: str, agent: str) -> AgentRunner:
         raise
     except Exception as error:  # the user's module, the framework missing, an agent of another kind
         raise ConfigError(f"agents.{name}.agent: {agent!r}: {type(error).__name__}: {error}") from None
-    return runner
+    return ConfiguredAgent(runner, spec)
