@@ -1,0 +1,143 @@
+"""The gate inside a Pydantic AI run: a capability (Pydantic AI's hooks) that puts every tool call through
+Riverbeam's gate before it runs, whether or not the framework marks the tool (`requires_approval=True`).
+
+Every call first becomes one of the framework's deferred approvals (`before_tool_execute` raises
+`ApprovalRequired` for a call not yet decided, as the framework does itself for a marked tool), so all the
+calls of a turn reach `handle_deferred_tool_calls` together: each is proposed to the gate there, `allow`
+answers `ToolApproved()` (the tool runs now), `deny` and args that do not fit the schema answer
+`ToolDenied(why)` (the model is told), `ask` is left unanswered, so the run ends on the framework's own
+`DeferredToolRequests`. A call a person approved (the resume's `DeferredToolResults`) runs only with the
+args the approval names (BEM-084 otherwise). Args that fail even the framework's own validation are
+refused as unfit (3.12) before the framework asks its model to retry."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from beam_store import ErrorInfo, ToolResultPart
+from pydantic import ValidationError
+from pydantic_ai import DeferredToolRequests, DeferredToolResults, RunContext, ToolApproved, ToolDenied
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ToolFailed
+from pydantic_core import to_jsonable_python
+
+from .calls import GatedCalls, Verdict
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ToolCallPart
+    from pydantic_ai.tools import ToolDefinition
+
+    from ..agent.registry import ResolvedAction
+
+# a tool that raised (the framework tells the model through its retry): as the built-in tools say it
+FAILED_CODE = "BEM-331"
+
+
+def jsonable(value: Any) -> Any:
+    """A tool's output as JSON (what cannot be serialised, as its str)."""
+    return to_jsonable_python(value, serialize_unknown=True, bytes_mode="base64")
+
+
+@dataclass
+class RiverbeamGate(AbstractCapability[Any]):
+    """`calls`: the run's calls; `approved`: the person's approvals this run resumes with, by the
+    framework's call id; `asked_args`: each asked call's args as they were asked about."""
+
+    calls: GatedCalls
+    approved: dict[str, ResolvedAction] = field(default_factory=dict)
+    asked_args: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # calls allowed to run in this run (by the gate, or a person's approval that fits)
+    allowed: set[str] = field(default_factory=set)
+    asked: set[str] = field(default_factory=set)
+    # what each call's tool message says, by the framework's call id (the session's messages)
+    parts: dict[str, ToolResultPart] = field(default_factory=dict)
+
+    async def before_tool_execute(
+        self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: dict[str, Any]
+    ) -> dict[str, Any]:
+        call_id = call.tool_call_id
+        if call_id in self.allowed:
+            return args
+        answer = self.approved.get(call_id)
+        if answer is None or not ctx.tool_call_approved:
+            raise ApprovalRequired()  # decided with its turn's other calls, in handle_deferred_tool_calls
+        # the framework's own args: those asked about (the history's call holds the edited ones)
+        framework = self.asked_args.get(call_id, {}) if answer.edited else call.args_as_dict()
+        runs = self.calls.runs_with(answer, framework)
+        if isinstance(runs, Verdict):
+            assert runs.refusal is not None
+            self.parts[call_id] = runs.refusal
+            raise ToolFailed(runs.message)
+        self.allowed.add(call_id)
+        return args
+
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: dict[str, Any],
+        handler: Callable[[dict[str, Any]], Awaitable[Any]],
+    ) -> Any:
+        call_id = call.tool_call_id
+        try:
+            result = await handler(args)
+        except (ApprovalRequired, CallDeferred):
+            raise
+        except Exception as error:  # the tool raised (or asked for a retry): its tool message says so
+            if call_id in self.allowed and call_id not in self.parts:
+                failed = ErrorInfo(code=FAILED_CODE, message=f"{call.tool_name} failed: {error}"[:1000])
+                self.parts[call_id] = self._ran(call, error=failed)
+            raise
+        if call_id in self.allowed:
+            self.parts[call_id] = self._ran(call, output=jsonable(result))
+        return result
+
+    async def on_tool_validate_error(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: Any,
+        error: ValidationError | Any,
+    ) -> Any:
+        """Args the framework itself cannot validate: unfit, never asked about (the framework then asks its
+        model to retry, as it would)."""
+        if isinstance(error, ValidationError) and call.tool_call_id not in self.parts:
+            verdict = self.calls.propose(call.tool_call_id, call.tool_name, call.args_as_dict())
+            if verdict.refusal is not None:
+                self.parts[call.tool_call_id] = verdict.refusal
+        raise error
+
+    async def handle_deferred_tool_calls(
+        self, ctx: RunContext[Any], *, requests: DeferredToolRequests
+    ) -> DeferredToolResults | None:
+        """Each call of the turn not decided yet, proposed to the gate: allowed, refused, or left asked."""
+        answers: dict[str, bool | ToolApproved | ToolDenied] = {}
+        for call in requests.approvals:
+            call_id = call.tool_call_id
+            if call_id in self.asked or call_id in self.approved:
+                continue
+            verdict = self.calls.propose(call_id, call.tool_name, call.args_as_dict())
+            if verdict.effect == "allow":
+                self.allowed.add(call_id)
+                answers[call_id] = ToolApproved()
+            elif verdict.effect == "ask":
+                self.asked.add(call_id)
+            else:  # denied, or args that do not fit: the model is told why
+                assert verdict.refusal is not None
+                self.parts[call_id] = verdict.refusal
+                answers[call_id] = ToolDenied(verdict.message)
+        return DeferredToolResults(approvals=answers) if answers else None
+
+    def _ran(self, call: ToolCallPart, output: Any = None, error: ErrorInfo | None = None) -> ToolResultPart:
+        action_id = self.calls.action_id(call.tool_call_id)
+        part = self.calls.ran(action_id, call.tool_name, output=output, error=error)
+        answer = self.approved.get(call.tool_call_id)
+        if answer is not None and answer.edited:  # the session's record says it ran with the edited args
+            part.edited_args = dict(answer.args)
+        return part
