@@ -18,6 +18,9 @@ functions that run agents or check a tool's args (invoke, resume, worker); impor
 agent names an MCP server.
 --layer git: the dependencies of layers/git/requirements.txt (dulwich), for the same functions: the
 built-in git tools import it at their first call.
+--layer pydantic_ai, --layer langgraph: a framework's packages (layers/<framework>/requirements.txt), for
+the same functions where the deployment's AgentFramework names it: riverbeam.frameworks imports them only
+where an agent of agents.yaml uses the framework.
 
 sam build runs this through each layer's Makefile (layers/<name>/Makefile) with TARGET=$(ARTIFACTS_DIR).
 By default the dependencies are wheels for the Lambda runtime (CPython 3.12, manylinux x86_64), whatever
@@ -94,6 +97,12 @@ LAYERS = {
     ),
     "mcp": Layer(requirements=ROOT / "layers" / "mcp" / "requirements.txt", beside=RIVERBEAM_REQUIREMENTS),
     "git": Layer(requirements=ROOT / "layers" / "git" / "requirements.txt", beside=RIVERBEAM_REQUIREMENTS),
+    "pydantic_ai": Layer(
+        requirements=ROOT / "layers" / "pydantic_ai" / "requirements.txt", beside=RIVERBEAM_REQUIREMENTS
+    ),
+    "langgraph": Layer(
+        requirements=ROOT / "layers" / "langgraph" / "requirements.txt", beside=RIVERBEAM_REQUIREMENTS
+    ),
 }
 # in the Lambda runtime already; whatever only they pull in is left out too (urllib3, botocore's, is also
 # dulwich's: the runtime's serves both)
