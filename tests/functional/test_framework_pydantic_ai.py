@@ -14,6 +14,7 @@ from beam_store import BeamStore, ToolResultPart
 from pydantic_ai import messages as pai
 from riverbeam import BeamError
 
+from tests.support.clock import Clock
 from tests.support.pydantic_agents import BIG, Desk
 
 PAY_BOB = ("pay", {"to": "bob", "amount": 5})
@@ -173,3 +174,15 @@ def test_the_next_interaction_sees_the_conversation(store: BeamStore) -> None:
     assert recap.text() == (
         'recap: asked Pay bob | called pay({"amount": 5, "to": "bob"}) | pay: paid 5 to bob'
     )
+
+
+def test_an_expired_call_is_a_rejection_that_says_so(store: BeamStore) -> None:
+    clock = Clock()
+    desk = Desk(store, PAY_BOB, clock=clock)
+    paused = desk.invoke()
+    clock.advance(days=2)
+    again = desk.invoke("recap", session_id=paused.session_id, interaction_id=paused.interaction_id)
+    assert desk.paid == [] and not again.interrupted
+    said = again.text().split(" | ")
+    assert said[-1].startswith("pay: BEM-070: nobody answered before") and said[-1].endswith("did not run")
+    assert desk.actions(paused)["pay"].status == "expired"

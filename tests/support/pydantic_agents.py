@@ -7,7 +7,8 @@ gets a reply naming every earlier prompt and tool result it was given (the conve
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime
 from typing import Any
 
 from beam_store import BeamStore
@@ -63,8 +64,14 @@ class Desk:
     RiverBeam on the same store, as another process would resume it."""
 
     def __init__(
-        self, store: BeamStore, *calls: Call, policy: str | None = None, schema: str = "int"
+        self,
+        store: BeamStore,
+        *calls: Call,
+        policy: str | None = None,
+        schema: str = "int",
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
+        self.clock = clock
         self.store, self.calls, self.policy = store, list(calls), policy
         self.paid: list[tuple[str, Any]] = []
         self.looked: list[str] = []
@@ -101,7 +108,7 @@ class Desk:
         return agent
 
     def _beam(self) -> RiverBeam:
-        beam = RiverBeam(self.store)
+        beam = RiverBeam(self.store, clock=self.clock) if self.clock else RiverBeam(self.store)
         policy = Policy(self.policy) if self.policy is not None else None
         beam.register_agent("author", PydanticAIRunner(self.agent()), policy=policy)
         return beam
@@ -119,7 +126,7 @@ class Desk:
         prompt = [p.content for p in last if isinstance(p, pai.UserPromptPart)]
         if prompt == ["recap"]:
             yield "recap: "
-            yield " | ".join(_seen(messages[:-1]))
+            yield " | ".join(s for s in _seen(messages) if s != "asked recap")
         elif prompt:
             for index, (name, args) in enumerate(self.calls):
                 yield {index: DeltaToolCall(name=name, json_args=json.dumps(args))}
@@ -129,9 +136,9 @@ class Desk:
 
     # driving it
 
-    def invoke(self, text: str = "Pay bob", session_id: str | None = None) -> AgentResult:
+    def invoke(self, text: str = "Pay bob", session_id: str | None = None, **more: Any) -> AgentResult:
         result = self.beam.invoke(
-            invoke_body(session_id=session_id, text=text),
+            invoke_body(session_id=session_id, text=text, **more),
             on_frame=lambda f: self.frames.append(f.model_dump()),
         )
         assert isinstance(result, AgentResult)

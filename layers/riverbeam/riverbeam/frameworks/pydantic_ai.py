@@ -76,6 +76,12 @@ class PydanticAIRunner:
         found = self.function_tools().get(tool)
         return found is not None and found.requires_approval
 
+    def _output_type(self) -> list[Any]:
+        """The agent's own output types, and the framework's deferred calls (how a run pauses)."""
+        own = self.agent.output_type
+        kinds = list(own) if isinstance(own, Sequence) and not isinstance(own, str) else [own]
+        return kinds if DeferredToolRequests in kinds else [*kinds, DeferredToolRequests]
+
     def fingerprint(self) -> dict[str, Any]:
         tools = {
             name: hashlib.sha256(
@@ -106,7 +112,8 @@ class PydanticAIRunner:
                 return calls.result(state=state)
             history = pai.ModelMessagesTypeAdapter.validate_python(state["messages"])
             results = _deferred_results(answers, history, gate, state["pending"])
-            prompt = None
+            # a person's message sent with the answers (or the one an expiry answered): after the results
+            prompt = "".join(p.text for p in input.content if isinstance(p, TextPart)) or None
         else:
             history, prompt = model_history(input.history, input.content)
         streams = getattr(self.agent.model, "stream_function", True) is not None  # a FunctionModel may not
@@ -114,10 +121,13 @@ class PydanticAIRunner:
             prompt,
             message_history=history,
             deferred_tool_results=results,
-            output_type=[self.agent.output_type, DeferredToolRequests],
+            output_type=self._output_type(),
             capabilities=[gate],
             event_stream_handler=_deltas(calls.emit) if streams else None,
         )
+        if isinstance(result.output, DeferredToolRequests) and result.output.calls:
+            names = sorted({c.tool_name for c in result.output.calls})
+            raise ValueError(f"external tool calls (CallDeferred) are not supported: {names}")
         _record(result.new_messages(), calls, gate)
         usage = _usage(result)
         if isinstance(result.output, DeferredToolRequests):

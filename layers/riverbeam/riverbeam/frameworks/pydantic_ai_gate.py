@@ -122,6 +122,10 @@ class RiverbeamGate(AbstractCapability[Any]):
             call_id = call.tool_call_id
             if call_id in self.asked or call_id in self.approved:
                 continue
+            if call_id in self.allowed:  # the tool itself asks (raised ApprovalRequired as it ran)
+                self.calls.wait(call_id, call.tool_name, call.args_as_dict())
+                self.asked.add(call_id)
+                continue
             verdict = self.calls.propose(call_id, call.tool_name, call.args_as_dict())
             if verdict.effect == "allow":
                 self.allowed.add(call_id)
