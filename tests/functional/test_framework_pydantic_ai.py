@@ -7,6 +7,7 @@ interaction sees them; a changed tool schema refuses the resume (BEM-083)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -49,6 +50,8 @@ def test_an_approval_in_another_riverbeam_runs_the_tool_once(store: BeamStore) -
     [result] = desk.frames_of("tool_result")
     assert (result["status"], result["tool_call_id"]) == ("ok", action.action_id)
     assert "".join(f["text"] for f in desk.frames_of("text_delta")) == done.text()
+    run = store.get_run(done.run_id)
+    assert run is not None and run.usage is not None and run.usage.output_tokens > 0
     assert desk.frames_of("done")
     with pytest.raises(BeamError):  # answered once: a second answer runs nothing
         desk.answer(paused)
@@ -186,3 +189,31 @@ def test_an_expired_call_is_a_rejection_that_says_so(store: BeamStore) -> None:
     said = again.text().split(" | ")
     assert said[-1].startswith("pay: BEM-070: nobody answered before") and said[-1].endswith("did not run")
     assert desk.actions(paused)["pay"].status == "expired"
+
+
+def test_a_tool_that_asks_as_it_runs_asks_and_runs_once_approved(store: BeamStore) -> None:
+    desk = Desk(store, ("refund", {"amount": 5}), ("refund", {"amount": 500}))
+    paused = desk.invoke()
+    assert desk.paid == [("refund", 5)]  # the small refund ran unasked, the large one asks
+    [asked] = paused.action_required
+    assert (asked.tool, asked.args) == ("refund", {"amount": 500})
+    done = desk.reopened().answer(paused)
+    assert desk.paid == [("refund", 5), ("refund", 500)]
+    assert done.text() == 'told refund({"amount": 5}): refunded 5 | refund({"amount": 500}): refunded 500'
+
+
+def test_a_grant_lets_the_next_call_of_the_tool_run_unasked(store: BeamStore) -> None:
+    desk = Desk(store, PAY_BOB)
+    paused = desk.invoke()
+    desk.answer(paused, grant="tool")
+    again = desk.invoke("Pay bob again", session_id=paused.session_id)
+    assert not again.interrupted and desk.paid == [("bob", 5), ("bob", 5)]
+
+
+def test_a_run_inside_a_running_event_loop(store: BeamStore) -> None:
+    desk = Desk(store, ("look_up", {"name": "alice"}))
+
+    async def invoked() -> str:  # an async caller (a web handler) runs the framework on a thread of its own
+        return desk.invoke().text()
+
+    assert asyncio.run(invoked()) == 'told look_up({"name": "alice"}): alice is a payee'

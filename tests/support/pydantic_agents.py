@@ -1,5 +1,6 @@
 """A Pydantic AI agent inside Riverbeam for the tests: a payments desk with two counted tools, `pay(to,
-amount)` the framework gates itself (`requires_approval=True`) and `look_up(name)` it does not; its model
+amount)` the framework gates itself (`requires_approval=True`), `refund(amount)` that asks as it runs
+(over 100) and `look_up(name)` that does not ask; its model
 is the framework's offline FunctionModel (streamed): a person's message makes the calls it is scripted
 with, tool results get a reply saying what each told it ("pay: paid 5 to bob | look_up: ..."), and "recap"
 gets a reply naming every earlier prompt and tool result it was given (the conversation it sees)."""
@@ -12,8 +13,9 @@ from datetime import datetime
 from typing import Any
 
 from beam_store import BeamStore
-from pydantic_ai import Agent
+from pydantic_ai import Agent, RunContext
 from pydantic_ai import messages as pai
+from pydantic_ai.exceptions import ApprovalRequired
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from riverbeam import AgentResult, BeamError, Policy, RiverBeam
 from riverbeam.frameworks import PydanticAIRunner
@@ -98,6 +100,14 @@ class Desk:
                 """Pay `amount` to `to`."""
                 self.paid.append((to, amount))
                 return f"paid {amount} to {to}"
+
+        @agent.tool
+        def refund(ctx: RunContext[None], amount: int) -> str:
+            """Refund `amount`: over 100 asks, as the framework's own conditional approval does."""
+            if amount > 100 and not ctx.tool_call_approved:
+                raise ApprovalRequired()
+            self.paid.append(("refund", amount))
+            return f"refunded {amount}"
 
         @agent.tool_plain
         def look_up(name: str) -> str:

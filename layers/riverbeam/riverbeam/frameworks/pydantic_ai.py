@@ -94,17 +94,21 @@ class PydanticAIRunner:
     def run(self, input: AgentInput, emit: Emit) -> AgentResult:
         state = input.state if isinstance(input.state, dict) else None
         ids = state.get("ids") if state else None
-        calls = GatedCalls(input, emit, validate=self.validate_args, marked=self.marked, ids=ids)
+        asking: set[str] = set()  # a tool that asks as it runs is decided as marked (pydantic_ai_gate)
+        marked = lambda tool: self.marked(tool) or tool in asking  # noqa: E731
+        calls = GatedCalls(input, emit, validate=self.validate_args, marked=marked, ids=ids)
         try:
-            return _complete(self._run(input, calls, state))
+            return _complete(self._run(input, calls, state, asking))
         except Exception as error:  # what ran (or was denied) before the failure is still recorded
             partial = AgentResult(
                 messages=list(calls.messages), tool_outcomes=dict(calls.outcomes), decided=list(calls.decided)
             )
             raise RunnerFailure(error, partial) from error
 
-    async def _run(self, input: AgentInput, calls: GatedCalls, state: dict[str, Any] | None) -> AgentResult:
-        gate = RiverbeamGate(calls)
+    async def _run(
+        self, input: AgentInput, calls: GatedCalls, state: dict[str, Any] | None, asking: set[str]
+    ) -> AgentResult:
+        gate = RiverbeamGate(calls, asking=asking)
         results: DeferredToolResults | None = None
         if state is not None and state.get("pending"):
             answers = _answers(calls, state)

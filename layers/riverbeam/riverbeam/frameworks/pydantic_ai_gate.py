@@ -1,11 +1,12 @@
 """The gate inside a Pydantic AI run: a capability (Pydantic AI's hooks) that puts every tool call through
 Riverbeam's gate before it runs, whether or not the framework marks the tool (`requires_approval=True`).
 
-Every call first becomes one of the framework's deferred approvals (`before_tool_execute` raises
-`ApprovalRequired` for a call not yet decided, as the framework does itself for a marked tool), so all the
-calls of a turn reach `handle_deferred_tool_calls` together: each is proposed to the gate there, `allow`
-answers `ToolApproved()` (the tool runs now), `deny` and args that do not fit the schema answer
-`ToolDenied(why)` (the model is told), `ask` is left unanswered, so the run ends on the framework's own
+A call the framework does not mark is decided in `before_tool_execute`, before its tool runs: `allow`
+runs it, `ask` defers it (`ApprovalRequired`), `deny` and args that do not fit the schema fail it with
+why (`ToolFailed`, the model is told). The calls the framework defers itself (a tool marked
+`requires_approval=True`, or one raising `ApprovalRequired` as it runs) reach `handle_deferred_tool_calls`
+and are decided there as marked: `allow` answers `ToolApproved()` (the tool runs now), `deny`
+`ToolDenied(why)`, `ask` leaves it unanswered. A run with calls asked ends on the framework's own
 `DeferredToolRequests`. A call a person approved (the resume's `DeferredToolResults`) runs only with the
 args the approval names (BEM-084 otherwise). Args that fail even the framework's own validation are
 refused as unfit (3.12) before the framework asks its model to retry."""
@@ -51,6 +52,8 @@ class RiverbeamGate(AbstractCapability[Any]):
     # calls allowed to run in this run (by the gate, or a person's approval that fits)
     allowed: set[str] = field(default_factory=set)
     asked: set[str] = field(default_factory=set)
+    # the tools the gate decides as marked by the framework just now (GatedCalls' `marked` reads it)
+    asking: set[str] = field(default_factory=set)
     # what each call's tool message says, by the framework's call id (the session's messages)
     parts: dict[str, ToolResultPart] = field(default_factory=dict)
 
@@ -61,9 +64,18 @@ class RiverbeamGate(AbstractCapability[Any]):
         if call_id in self.allowed:
             return args
         answer = self.approved.get(call_id)
-        if answer is None or not ctx.tool_call_approved:
-            raise ApprovalRequired()  # decided with its turn's other calls, in handle_deferred_tool_calls
-        # the framework's own args: those asked about (the history's call holds the edited ones)
+        if answer is None:  # a call the framework does not mark, first seen: decided now
+            verdict = self.calls.propose(call_id, call.tool_name, call.args_as_dict())
+            if verdict.effect == "ask":
+                self.asked.add(call_id)
+                raise ApprovalRequired()
+            if verdict.refusal is not None:  # denied, or args that do not fit: the model is told why
+                self.parts[call_id] = verdict.refusal
+                raise ToolFailed(verdict.message)
+            self.allowed.add(call_id)
+            return args
+        # a person's approval: the framework's own args are those asked about (the history's call holds
+        # the edited ones)
         framework = self.asked_args.get(call_id, {}) if answer.edited else call.args_as_dict()
         runs = self.calls.runs_with(answer, framework)
         if isinstance(runs, Verdict):
@@ -116,17 +128,19 @@ class RiverbeamGate(AbstractCapability[Any]):
     async def handle_deferred_tool_calls(
         self, ctx: RunContext[Any], *, requests: DeferredToolRequests
     ) -> DeferredToolResults | None:
-        """Each call of the turn not decided yet, proposed to the gate: allowed, refused, or left asked."""
+        """The calls the framework defers itself, proposed to the gate as calls it marks: a tool marked
+        `requires_approval=True`, or one that raised `ApprovalRequired` as it ran (allowed before)."""
         answers: dict[str, bool | ToolApproved | ToolDenied] = {}
         for call in requests.approvals:
             call_id = call.tool_call_id
             if call_id in self.asked or call_id in self.approved:
                 continue
-            if call_id in self.allowed:  # the tool itself asks (raised ApprovalRequired as it ran)
-                self.calls.wait(call_id, call.tool_name, call.args_as_dict())
-                self.asked.add(call_id)
-                continue
-            verdict = self.calls.propose(call_id, call.tool_name, call.args_as_dict())
+            self.allowed.discard(call_id)
+            self.asking.add(call.tool_name)
+            try:
+                verdict = self.calls.propose(call_id, call.tool_name, call.args_as_dict())
+            finally:
+                self.asking.discard(call.tool_name)
             if verdict.effect == "allow":
                 self.allowed.add(call_id)
                 answers[call_id] = ToolApproved()
