@@ -309,7 +309,22 @@ def model_history(
                 made[-1].parts = [*made[-1].parts, *returns]  # one request holds a turn's results
             elif returns:
                 made.append(pai.ModelRequest(parts=returns))
-    return made, prompt
+    return _paired(made), prompt
+
+
+def _paired(made: list[pai.ModelMessage]) -> list[pai.ModelMessage]:
+    """Only calls with their results and results of calls made (the window may begin between them, an
+    interaction left waiting may have calls never answered): a provider refuses either alone."""
+    called = {p.tool_call_id for m in made for p in m.parts if isinstance(p, pai.ToolCallPart)}
+    returned = {p.tool_call_id for m in made for p in m.parts if isinstance(p, pai.ToolReturnPart)}
+    for message in made:
+        message.parts = [  # type: ignore[assignment]
+            p
+            for p in message.parts
+            if not (isinstance(p, pai.ToolCallPart) and p.tool_call_id not in returned)
+            and not (isinstance(p, pai.ToolReturnPart) and p.tool_call_id not in called)
+        ]
+    return [m for m in made if m.parts]
 
 
 def _returned(part: ToolResultPart) -> pai.ToolReturnPart:
