@@ -118,14 +118,29 @@ def test_two_calls_of_a_turn_answered_one_at_a_time_each_run_once(store: BeamSto
     paused = desk.invoke()
     assert [a.args["to"] for a in paused.action_required] == ["bob", "carol"]
     waiting = desk.reopened().answer(paused, 0)
-    assert waiting.interrupted and desk.paid == []  # the framework goes on once both are answered
+    # bob's runs now, in the run of its answer; the framework goes on (its model) once both are answered
+    assert waiting.interrupted and desk.paid == [("bob", 5)] and waiting.text() == ""
     assert [a.action_id for a in waiting.action_required] == [paused.action_required[1].action_id]
     done = desk.reopened().answer(waiting, 0, status="cancelled", reason="not carol")
     assert desk.paid == [("bob", 5)] and not done.interrupted
     bob, carol = done.text().removeprefix("told ").split(" | ")
     assert bob.endswith("paid 5 to bob") and carol.endswith("refused to run pay: not carol")
-    statuses = {a.args["to"]: a.status for a in store.list_actions(paused.interaction_id)}
-    assert statuses == {"bob": "resolved", "carol": "cancelled"}
+    actions = {a.args["to"]: a for a in store.list_actions(paused.interaction_id)}
+    assert {to: a.status for to, a in actions.items()} == {"bob": "resolved", "carol": "cancelled"}
+    assert actions["bob"].outcome is not None and actions["bob"].outcome.output == "paid 5 to bob"
+
+
+def test_an_edited_call_answered_before_the_others_of_its_turn(store: BeamStore) -> None:
+    desk = Desk(store, PAY_BOB, PAY_CAROL)
+    paused = desk.invoke()
+    desk.answer(paused, 1, edited_args={"to": "carol", "amount": 6})
+    assert desk.paid == [("carol", 6)]
+    done = desk.reopened().answer(paused, 0)
+    assert desk.paid == [("carol", 6), ("bob", 5)]
+    assert done.text() == (
+        'told pay({"amount": 5, "to": "bob"}): paid 5 to bob'
+        ' | pay({"amount": 6, "to": "carol"}): paid 6 to carol'
+    )
 
 
 def test_the_sessions_messages_are_in_order(store: BeamStore) -> None:

@@ -3,11 +3,14 @@
 state, the framework's message history (`ModelMessagesTypeAdapter`, JSON) with the calls asked. The resume
 answers them with the framework's `DeferredToolResults` (`ToolApproved(override_args=...)` for an edit, the
 history's call rewritten so the model sees the edited args; `ToolDenied(why)` for a rejection or an
-expiry) once every call of the turn is answered: answers that come before are kept in the state."""
+expiry) once every call of the turn is answered: a call approved before that runs in the run of its
+answer (the framework resumed with it and stopped before its model), its result and the other answers kept
+in the state for the last one."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 from collections.abc import AsyncIterable, Coroutine, Sequence
@@ -23,7 +26,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from ..agent.registry import AgentInput, Emit, ResolvedAction, RunnerFailure
 from ..models import AgentResult, TextDeltaFrame
 from .calls import GatedCalls
-from .pydantic_ai_gate import RiverbeamGate, jsonable
+from .pydantic_ai_gate import RiverbeamGate, StopBeforeModel, jsonable
 
 if TYPE_CHECKING:
     from beam_store.records import Message
@@ -32,6 +35,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 CANCELLED_CODE = "BEM-069"
+# what a waiting call is answered with in a run stopped before its model (never seen by the model)
+WAITING = "not answered yet"
 
 
 class PydanticAIRunner:
@@ -111,11 +116,11 @@ class PydanticAIRunner:
         gate = RiverbeamGate(calls, asking=asking)
         results: DeferredToolResults | None = None
         if state is not None and state.get("pending"):
-            answers = _answers(calls, state)
-            if answers is None:  # some call of the turn is not answered yet: asked again, the rest kept
-                return calls.result(state=state)
+            waiting = _answers(calls, state)
             history = pai.ModelMessagesTypeAdapter.validate_python(state["messages"])
-            results = _deferred_results(answers, history, gate, state["pending"])
+            results = _deferred_results(state, history, gate, waiting)
+            if waiting:  # some call of the turn is not answered yet: asked again, the answers kept
+                return await self._early(state, history, results, gate)
             # a person's message sent with the answers (or the one an expiry answered): after the results
             prompt = "".join(p.text for p in input.content if isinstance(p, TextPart)) or None
         else:
@@ -137,6 +142,33 @@ class PydanticAIRunner:
         if isinstance(result.output, DeferredToolRequests):
             return calls.result(state=_paused(result, calls), usage=usage)
         return calls.result(_text(result.output), usage=usage)
+
+    async def _early(
+        self,
+        state: dict[str, Any],
+        history: list[pai.ModelMessage],
+        results: DeferredToolResults,
+        gate: RiverbeamGate,
+    ) -> AgentResult:
+        """The calls approved while others of their turn wait run now, in the run of their answer (their
+        outcomes on their Actions): the framework resumes with them (the waiting ones answered for this
+        run only) and is stopped before its model; their results are kept for the turn's last answer."""
+        if gate.approved:
+            gate.stop = True
+            with contextlib.suppress(StopBeforeModel):
+                await self.agent.run(
+                    message_history=history,
+                    deferred_tool_results=results,
+                    output_type=self._output_type(),
+                    capabilities=[gate],
+                )
+            for call_id in gate.approved:
+                part = gate.parts.get(call_id)
+                if part is not None:
+                    gate.calls.told(part)
+                    state["answers"][call_id] = {"ran": part.model_dump(mode="json")}
+            state["messages"] = pai.ModelMessagesTypeAdapter.dump_python(history, mode="json")
+        return gate.calls.result(state=state)
 
 
 def _complete(work: Coroutine[Any, Any, T]) -> T:
@@ -192,10 +224,10 @@ def _paused(result: AgentRunResult[Any], calls: GatedCalls) -> dict[str, Any]:
     }
 
 
-def _answers(calls: GatedCalls, state: dict[str, Any]) -> dict[str, Any] | None:
-    """Every asked call's answer (this run's, or kept from an earlier resume; an expiry is one), or None
-    where some call is still waiting: those are asked again and the answers so far kept in `state`."""
-    answers: dict[str, Any] = dict(state.get("answers") or {})
+def _answers(calls: GatedCalls, state: dict[str, Any]) -> list[str]:
+    """Each asked call's answer, kept in `state`: this run's, or kept from an earlier resume (an expiry is
+    one); the calls still waiting, asked again."""
+    answers: dict[str, Any] = state.setdefault("answers", {})
     waiting = []
     for pending in state["pending"]:
         call_id = pending["call_id"]
@@ -205,13 +237,11 @@ def _answers(calls: GatedCalls, state: dict[str, Any]) -> dict[str, Any] | None:
         elif call_id not in answers:
             expired = calls.expired(call_id)
             if expired is None:
-                waiting.append(pending)
+                waiting.append(call_id)
+                calls.wait(call_id, pending["tool"], pending["args"])
             else:
                 answers[call_id] = {"refused": expired}
-    state["answers"] = answers
-    for pending in waiting:
-        calls.wait(pending["call_id"], pending["tool"], pending["args"])
-    return None if waiting else answers
+    return waiting
 
 
 def _refusal(calls: GatedCalls, answer: ResolvedAction) -> str | None:
@@ -227,21 +257,24 @@ def _refusal(calls: GatedCalls, answer: ResolvedAction) -> str | None:
 
 
 def _deferred_results(
-    answers: dict[str, Any], history: list[pai.ModelMessage], gate: RiverbeamGate, pending: list[Any]
+    state: dict[str, Any], history: list[pai.ModelMessage], gate: RiverbeamGate, waiting: list[str]
 ) -> DeferredToolResults:
-    """The framework's answers to its deferred calls; an edited call is rewritten in the history, so the
-    model sees the args its tool ran with."""
-    approvals: dict[str, bool | ToolApproved | ToolDenied] = {}
-    for call_id, kept in answers.items():
-        if kept.get("refused") is not None:
+    """The framework's answers to its deferred calls (a waiting call's, for a run stopped before its model
+    only); an edited call is rewritten in the history, so the model sees the args its tool ran with."""
+    approvals: dict[str, bool | ToolApproved | ToolDenied] = dict.fromkeys(waiting, ToolDenied(WAITING))
+    for call_id, kept in state["answers"].items():
+        if kept.get("ran") is not None:  # run in an earlier resume: its result, as it was
+            gate.ran[call_id] = ToolResultPart.model_validate(kept["ran"])
+            approvals[call_id] = ToolApproved()
+        elif kept.get("refused") is not None:
             approvals[call_id] = ToolDenied(kept["refused"])
-            continue
-        answer = ResolvedAction.model_validate(kept["answer"])
-        gate.approved[call_id] = answer
-        approvals[call_id] = ToolApproved(override_args=dict(answer.args) if answer.edited else None)
-        if answer.edited:
-            _rewrite(history, call_id, dict(answer.args))
-    gate.asked_args.update({p["call_id"]: p["args"] for p in pending})
+        else:
+            answer = ResolvedAction.model_validate(kept["answer"])
+            gate.approved[call_id] = answer
+            approvals[call_id] = ToolApproved(override_args=dict(answer.args) if answer.edited else None)
+            if answer.edited:
+                _rewrite(history, call_id, dict(answer.args))
+    gate.asked_args.update({p["call_id"]: p["args"] for p in state["pending"]})
     return DeferredToolResults(approvals=approvals)
 
 

@@ -41,6 +41,10 @@ def jsonable(value: Any) -> Any:
     return to_jsonable_python(value, serialize_unknown=True, bytes_mode="base64")
 
 
+class StopBeforeModel(Exception):
+    """A run that only runs the calls approved while others of their turn wait ends before its model."""
+
+
 @dataclass
 class RiverbeamGate(AbstractCapability[Any]):
     """`calls`: the run's calls; `approved`: the person's approvals this run resumes with, by the
@@ -56,6 +60,14 @@ class RiverbeamGate(AbstractCapability[Any]):
     asking: set[str] = field(default_factory=set)
     # what each call's tool message says, by the framework's call id (the session's messages)
     parts: dict[str, ToolResultPart] = field(default_factory=dict)
+    # calls run in an earlier resume (others of their turn were waiting): their results, not run again
+    ran: dict[str, ToolResultPart] = field(default_factory=dict)
+    stop: bool = False  # stop the run before its model (StopBeforeModel)
+
+    async def before_model_request(self, ctx: RunContext[Any], request_context: Any) -> Any:
+        if self.stop:
+            raise StopBeforeModel()
+        return request_context
 
     async def before_tool_execute(
         self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: dict[str, Any]
@@ -95,6 +107,11 @@ class RiverbeamGate(AbstractCapability[Any]):
         handler: Callable[[dict[str, Any]], Awaitable[Any]],
     ) -> Any:
         call_id = call.tool_call_id
+        earlier = self.ran.get(call_id)
+        if earlier is not None:  # its tool ran in an earlier resume: the model gets that result
+            if earlier.error is not None:
+                raise ToolFailed(f"{earlier.error.code}: {earlier.error.message}")
+            return earlier.output
         try:
             result = await handler(args)
         except (ApprovalRequired, CallDeferred):
