@@ -14,9 +14,11 @@ import pytest
 from beam_store import BeamStore, ToolResultPart
 from pydantic_ai import messages as pai
 from riverbeam import BeamError
+from riverbeam.telemetry import attributes as attr
 
 from tests.support.clock import Clock
 from tests.support.pydantic_agents import BIG, Desk
+from tests.support.spans import recording
 
 PAY_BOB = ("pay", {"to": "bob", "amount": 5})
 PAY_CAROL = ("pay", {"to": "carol", "amount": 7})
@@ -232,3 +234,21 @@ def test_a_run_inside_a_running_event_loop(store: BeamStore) -> None:
         return desk.invoke().text()
 
     assert asyncio.run(invoked()) == 'told look_up({"name": "alice"}): alice is a payee'
+
+
+def test_each_tool_that_runs_has_its_span(store: BeamStore) -> None:
+    for recorded in recording():
+        desk = Desk(store, ("look_up", {"name": "alice"}), PAY_BOB)
+        paused = desk.invoke()
+        [look_up] = [dict(s.attributes or {}) for s in recorded.named("execute_tool look_up")]
+        assert look_up[attr.DECISION] == "allow" and recorded.named("execute_tool pay") == []
+        desk.answer(paused)
+        [action] = [a for a in store.list_actions(paused.interaction_id) if a.tool == "pay"]
+        span = recorded.one("execute_tool pay")
+        pay = dict(span.attributes or {})
+        assert (pay[attr.DECISION], pay[attr.DECIDED_BY]) == ("ask", "u1")
+        assert pay[attr.ACTION_ID] == pay[attr.TOOL_CALL_ID] == action.action_id
+        assert pay[attr.ARGS_SHA256] == action.args_sha256
+        _, resuming = recorded.named("invoke_agent author")  # each run's, around the framework's
+        assert span.context is not None and resuming.context is not None
+        assert span.context.trace_id == resuming.context.trace_id

@@ -16,6 +16,17 @@ from riverbeam.frameworks.calls import GatedCalls
 from riverbeam.frameworks.pydantic_ai_gate import RiverbeamGate
 
 
+async def run(gate: RiverbeamGate, call: pai.ToolCallPart) -> Any:
+    """The call through the gate's hook, its tool saying what it ran with."""
+
+    async def tool(args: dict[str, Any]) -> str:
+        return f"ran with {args}"
+
+    ctx: Any = SimpleNamespace(tool_call_approved=True)
+    args = call.args_as_dict()
+    return await gate.wrap_tool_execute(ctx, call=call, tool_def=Any, args=args, handler=tool)  # type: ignore[arg-type]
+
+
 def test_an_approved_call_with_other_args_than_those_asked_about_does_not_run() -> None:
     frames: list[Any] = []
     input = AgentInput(agent_name="desk", session_id="s", interaction_id="i", run_id="r", user_id="u1")
@@ -30,9 +41,8 @@ def test_an_approved_call_with_other_args_than_those_asked_about_does_not_run() 
     )
     gate = RiverbeamGate(calls, approved={"c1": answer}, asked_args={"c1": asked})
     other = pai.ToolCallPart("pay", {"to": "eve", "amount": 5}, tool_call_id="c1")  # not what was asked
-    ctx: Any = SimpleNamespace(tool_call_approved=True)
     with pytest.raises(ToolFailed, match="BEM-084"):
-        asyncio.run(gate.before_tool_execute(ctx, call=other, tool_def=Any, args=other.args_as_dict()))
+        asyncio.run(run(gate, other))
     part = gate.parts["c1"]
     assert (part.status, part.error.code if part.error else None) == ("refused", "BEM-084")
     assert [(f.type, f.status) for f in frames] == [("tool_result", "refused")]
@@ -51,6 +61,5 @@ def test_an_approved_call_with_the_args_asked_about_runs() -> None:
     )
     gate = RiverbeamGate(calls, approved={"c1": answer}, asked_args={"c1": asked})
     call = pai.ToolCallPart("pay", dict(asked), tool_call_id="c1")
-    ctx: Any = SimpleNamespace(tool_call_approved=True)
-    assert asyncio.run(gate.before_tool_execute(ctx, call=call, tool_def=Any, args=dict(asked))) == asked
-    assert "c1" in gate.allowed and gate.parts == {}
+    assert asyncio.run(run(gate, call)) == "ran with " + str(asked)
+    assert "c1" in gate.allowed and gate.parts["c1"].output == "ran with " + str(asked)

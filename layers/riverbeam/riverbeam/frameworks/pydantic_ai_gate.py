@@ -1,7 +1,7 @@
 """The gate inside a Pydantic AI run: a capability (Pydantic AI's hooks) that puts every tool call through
 Riverbeam's gate before it runs, whether or not the framework marks the tool (`requires_approval=True`).
 
-A call the framework does not mark is decided in `before_tool_execute`, before its tool runs: `allow`
+A call the framework does not mark is decided in `wrap_tool_execute`, before its tool runs: `allow`
 runs it, `ask` defers it (`ApprovalRequired`), `deny` and args that do not fit the schema fail it with
 why (`ToolFailed`, the model is told). The calls the framework defers itself (a tool marked
 `requires_approval=True`, or one raising `ApprovalRequired` as it runs) reach `handle_deferred_tool_calls`
@@ -69,12 +69,11 @@ class RiverbeamGate(AbstractCapability[Any]):
             raise StopBeforeModel()
         return request_context
 
-    async def before_tool_execute(
-        self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: dict[str, Any]
-    ) -> dict[str, Any]:
+    def _admit(self, call: ToolCallPart) -> None:
+        """Whether the call runs now (else ApprovalRequired, or ToolFailed telling the model why)."""
         call_id = call.tool_call_id
         if call_id in self.allowed:
-            return args
+            return
         answer = self.approved.get(call_id)
         if answer is None:  # a call the framework does not mark, first seen: decided now
             verdict = self.calls.propose(call_id, call.tool_name, call.args_as_dict())
@@ -85,7 +84,7 @@ class RiverbeamGate(AbstractCapability[Any]):
                 self.parts[call_id] = verdict.refusal
                 raise ToolFailed(verdict.message)
             self.allowed.add(call_id)
-            return args
+            return
         # a person's approval: the framework's own args are those asked about (the history's call holds
         # the edited ones)
         framework = self.asked_args.get(call_id, {}) if answer.edited else call.args_as_dict()
@@ -95,7 +94,6 @@ class RiverbeamGate(AbstractCapability[Any]):
             self.parts[call_id] = runs.refusal
             raise ToolFailed(runs.message)
         self.allowed.add(call_id)
-        return args
 
     async def wrap_tool_execute(
         self,
@@ -106,23 +104,37 @@ class RiverbeamGate(AbstractCapability[Any]):
         args: dict[str, Any],
         handler: Callable[[dict[str, Any]], Awaitable[Any]],
     ) -> Any:
+        """Each call decided before its tool runs, and run in its `execute_tool` span."""
+        from ..telemetry import spans  # imported by the first call that runs, as the built-in runner does
+
         call_id = call.tool_call_id
         earlier = self.ran.get(call_id)
         if earlier is not None:  # its tool ran in an earlier resume: the model gets that result
             if earlier.error is not None:
                 raise ToolFailed(f"{earlier.error.code}: {earlier.error.message}")
             return earlier.output
-        try:
-            result = await handler(args)
-        except (ApprovalRequired, CallDeferred):
-            raise
-        except Exception as error:  # the tool raised (or asked for a retry): its tool message says so
-            if call_id in self.allowed and call_id not in self.parts:
+        self._admit(call)
+        answer = self.approved.get(call_id)
+        with spans.tool_span(
+            tool=call.tool_name,
+            call_id=self.calls.action_id(call_id),
+            args=call.args_as_dict(),
+            decision="ask" if answer is not None else "allow",
+            action_id=answer.action_id if answer is not None else None,
+            args_sha256=answer.args_sha256 if answer is not None else None,
+            decided_by=answer.decided_by if answer is not None else None,
+        ) as span:
+            try:
+                result = await handler(args)
+            except (ApprovalRequired, CallDeferred):  # the tool asks as it runs
+                raise
+            except Exception as error:  # the tool raised (or asked for a retry): its tool message says so
                 failed = ErrorInfo(code=FAILED_CODE, message=f"{call.tool_name} failed: {error}"[:1000])
                 self.parts[call_id] = self._ran(call, error=failed)
-            raise
-        if call_id in self.allowed:
-            self.parts[call_id] = self._ran(call, output=jsonable(result))
+                spans.tool_outcome(span, status="error", code=FAILED_CODE)
+                raise
+            part = self.parts[call_id] = self._ran(call, output=jsonable(result))
+            spans.tool_outcome(span, status="ok", output=part.output)
         return result
 
     async def on_tool_validate_error(
