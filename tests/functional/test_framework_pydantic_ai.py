@@ -12,10 +12,14 @@ import json
 
 import pytest
 from beam_store import BeamStore, ToolResultPart
+from pydantic_ai import Agent
 from pydantic_ai import messages as pai
-from riverbeam import BeamError
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from riverbeam import AgentResult, BeamError, RiverBeam
+from riverbeam.frameworks import PydanticAIRunner
 from riverbeam.telemetry import attributes as attr
 
+from tests.support.agents import invoke_body
 from tests.support.clock import Clock
 from tests.support.pydantic_agents import BIG, Desk
 from tests.support.spans import recording
@@ -252,3 +256,15 @@ def test_each_tool_that_runs_has_its_span(store: BeamStore) -> None:
         _, resuming = recorded.named("invoke_agent author")  # each run's, around the framework's
         assert span.context is not None and resuming.context is not None
         assert span.context.trace_id == resuming.context.trace_id
+
+
+def test_a_model_that_does_not_stream_runs_without_text_deltas(store: BeamStore) -> None:
+    def answer(messages: list[pai.ModelMessage], info: AgentInfo) -> pai.ModelResponse:
+        return pai.ModelResponse(parts=[pai.TextPart(content="hello")])
+
+    beam = RiverBeam(store)
+    beam.register_agent("author", PydanticAIRunner(Agent(FunctionModel(answer), name="plain")))
+    frames: list[str] = []
+    done = beam.invoke(invoke_body(), on_frame=lambda frame: frames.append(frame.type))
+    assert isinstance(done, AgentResult) and done.text() == "hello"
+    assert "text_delta" not in frames and frames[-1] == "done"
