@@ -1,5 +1,5 @@
-"""The flags every client command takes: where the API is, the stack's secret, and who is calling (AuthMode
-`none`)."""
+"""The flags every client command takes: where the API is, the stack's secret or a token (AuthMode `jwt`),
+and who is calling (AuthMode `none`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import os
 import urllib.parse
 
 from ..display import visible
-from ..stack_secret import DEFAULT_DATA_DIR, SECRET_FILE, SECRET_VARIABLE
-from .client import DEFAULT_URL
+from ..stack_secret import DEFAULT_DATA_DIR, SECRET_FILE, SECRET_VARIABLE, find_secret
+from .client import DEFAULT_URL, ApiClient
+from .tokens_file import TOKEN_VARIABLE, find_token, tokens_path
 
 SHOWN_URL_CHARS = 200
 
@@ -30,7 +31,22 @@ def add_connection_options(parser: argparse.ArgumentParser) -> None:
         "--secret",
         help=f"the stack's secret (default: ${SECRET_VARIABLE}, else {DEFAULT_DATA_DIR / SECRET_FILE})",
     )
-    parser.add_argument("--user", default=default_user(), help="who you are (default: $USER)")
+    parser.add_argument(
+        "--token",
+        help=f"a JWT for a stack with AuthMode jwt, sent instead of the secret (default: ${TOKEN_VARIABLE},"
+        f" else the one riverbeam login kept in {tokens_path()})",
+    )
+    parser.add_argument(
+        "--user", default=default_user(), help="who you are (default: $USER; with a token, whom it names)"
+    )
+
+
+def api_client(args: argparse.Namespace, groups: tuple[str, ...] = ()) -> ApiClient:
+    """The client the options name: a token where one is given or kept for --url, else the secret.
+    TokenProblem (a ClientError) where the token cannot be sent."""
+    token = find_token(args.token, args.url)
+    secret = None if token is not None else find_secret(args.secret, url=args.url)
+    return ApiClient(args.url, args.user, secret=secret, groups=groups, token=token)
 
 
 def url_problem(url: str) -> str | None:

@@ -26,7 +26,8 @@ def parser() -> argparse.ArgumentParser:
         prog="riverbeam dev",
         description="Riverbeam's HTTP API, WebSocket API and management API on 127.0.0.1, routed to the "
         "handlers of functions/ as template.yaml declares them, with an embedded DynamoDB and SQS "
-        "(unless AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS name others) and AuthMode none. Every "
+        "(unless AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS name others) and AuthMode none (or jwt: "
+        "--auth). Every "
         f"API request must carry the stack's secret: ${SECRET_VARIABLE} where set, else a random one kept in "
         "the data dir's `secret` file; the page's URL printed at start carries it. The embedded AWS "
         "endpoints answer only requests signed with the stack's AWS key (derived from the secret), which "
@@ -71,6 +72,14 @@ def parser() -> argparse.ArgumentParser:
         help="keep the handlers' spans (OpenTelemetry, GenAI conventions) as OTLP JSON lines in "
         "<data dir>/traces/spans.jsonl, readable by you alone; `riverbeam trace [ID]` prints a run's or a "
         "session's from there",
+    )
+    found.add_argument(
+        "--auth",
+        choices=["none", "jwt"],
+        default="none",
+        help="none: the caller is who the request says (default); jwt: a Cognito user pool in the embedded "
+        "server, and every request carries a user's token instead of the secret: `riverbeam dev add-user "
+        "NAME` adds a user, `riverbeam login --url URL` signs in",
     )
     found.add_argument(
         "--sweep-seconds",
@@ -193,6 +202,10 @@ def _logging(debug: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv and argv[0] == "add-user":
+        from .user_pool import add_user_main
+
+        return add_user_main(argv[1:])
     args = parser().parse_args(argv)
     if not 0 <= args.port <= 65535:
         print(f"riverbeam dev: --port {args.port} is not a port number", file=sys.stderr)
@@ -227,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             agents_file=args.agents,
             sweep_seconds=args.sweep_seconds,
             traces=TRACES_FILE if args.traces else None,
+            auth=args.auth,
         )
     except StartError as error:
         print(f"riverbeam dev: {error}", file=sys.stderr)

@@ -27,7 +27,6 @@ from . import template as template_module
 from .lock import DataDirLocked, data_dir_lock
 
 if TYPE_CHECKING:
-    from .aws_key import StackKey
     from .aws_setup import LocalAws
     from .functions import Functions
     from .queue_poller import Poller
@@ -192,11 +191,12 @@ def run(
     agents_file: Path | None = None,
     sweep_seconds: float = 30.0,
     traces: Path | None = None,
+    auth: str = "none",
 ) -> int:
     """Serve until a signal. `model`: offline, or bedrock (with this machine's AWS credentials);
     `agents_file`: the agents (default: the repository's agents.yaml); `sweep_seconds`: how often the
     template's scheduled functions (the sweep) run; `traces`: where in the data dir the spans are kept,
-    for the banner (None: they are not)."""
+    for the banner (None: they are not); `auth`: the AuthMode, `jwt` with a user pool (user_pool)."""
     agents = (agents_file or template_module.ROOT / "agents.yaml").expanduser().resolve()
     if not agents.is_file():
         raise StartError(f"the agents file {agents} does not exist")
@@ -225,7 +225,7 @@ def run(
         except (OSError, ValueError, KeyError) as error:
             raise StartError(f"template.yaml cannot be read: {error}") from None
         _aws_defaults()
-        return _serve(stack, sock, port, data_dir, template, sweep_seconds, secret, traces)
+        return _serve(stack, sock, port, data_dir, template, sweep_seconds, secret, traces, auth)
 
 
 def _stream_tail(
@@ -265,6 +265,7 @@ def _serve(
     sweep_seconds: float,
     secret: str,
     traces: Path | None,
+    auth: str = "none",
 ) -> int:
     # imported here: the handlers' libraries read their environment when first imported
     from botocore.exceptions import BotoCoreError, ClientError
@@ -273,9 +274,10 @@ def _serve(
     from . import snapshot
     from .asgi_app import Api, create_app
     from .aws_key import stack_key
-    from .aws_setup import create_resources, start_services
+    from .aws_setup import aws_env_file, create_resources, start_services
     from .door import Door
     from .functions import Functions
+    from .user_pool import start_pool
 
     snapshot_path = data_dir / SNAPSHOT_FILE
     try:
@@ -288,14 +290,15 @@ def _serve(
     try:
         dynamodb, sqs, queues = create_resources(local, template, saved, data_dir)
         prepare_workspace(data_dir)
-        aws_env = _aws_env_file(local, key, data_dir)
+        aws_env = aws_env_file(local, key, data_dir)
+        pool = start_pool(local.embedded) if auth == "jwt" else None
     except (OSError, subprocess.SubprocessError, BotoCoreError, ClientError) as error:
         raise StartError(f"the local stack could not be set up: {error}") from None
     _handler_environment(
         template,
         TABLE_NAME=local.table_name,
         QUEUE_URL=queues.url,
-        AUTH_MODE="none",
+        **(pool.environment() if pool else {"AUTH_MODE": "none"}),
         WEBSOCKET_ENDPOINT=f"http://{HOST}:{port}",
         RIVERBEAM_DATA_DIR=str(data_dir),
         # the deployment's path (/opt/agents.yaml, in the layer) is the repository's file here
@@ -313,21 +316,11 @@ def _serve(
         tail.start()
         stack.callback(tail.stop, DRAIN_SECONDS)
     poller = _start_workers(stack, sqs, queues, template, functions, sent, sweep_seconds)
-    ready = functools.partial(_print_ready, port, data_dir, local.endpoints, secret, traces, aws_env)
-    app = Door(create_app(Api(template, functions)), port, secret)
+    shown = {**local.endpoints, **(pool.banner(f"http://{HOST}:{port}", data_dir) if pool else {})}
+    ready = functools.partial(_print_ready, port, data_dir, shown, secret, traces, aws_env)
+    api = Api(template, functions, login=pool.login() if pool else None)
+    app = Door(create_app(api), port, secret, verifier=pool.verifier() if pool else None)
     return _serve_http(sock, app, ready, drain=lambda: poller.stop(DRAIN_SECONDS))
-
-
-def _aws_env_file(local: LocalAws, key: StackKey, data_dir: Path) -> Path | None:
-    """The embedded services' environment file for the user's scripts (None: nothing is embedded)."""
-    import boto3
-
-    from .aws_key import write_env_file
-
-    if local.embedded is None:
-        return None
-    region = boto3.Session().region_name or "us-east-1"
-    return write_env_file(data_dir, key, region, local.embedded.url, local.embedded_services)
 
 
 def _make_shared_clients() -> None:
