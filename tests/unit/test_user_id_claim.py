@@ -24,7 +24,10 @@ def test_the_caller_is_the_sub_claim_by_default() -> None:
 
 def test_the_user_id_claim_setting_names_another_claim() -> None:
     by_name = settings(USER_ID_CLAIM="cognito:username")
-    for caller in (BodyCaller(CLAIMS, {"auth_context": {"user_id": "mallory"}}), QueryCaller(CLAIMS, "mallory")):
+    for caller in (
+        BodyCaller(CLAIMS, {"auth_context": {"user_id": "mallory"}}),
+        QueryCaller(CLAIMS, "mallory"),
+    ):
         found = caller.verified(by_name)
         assert (found.user_id, found.groups) == ("ana", ["ops"])  # never the body's or the query's
 
