@@ -71,9 +71,25 @@ class TokenRefused(ClientError):
         super().__init__(f"the stack refused the token of {token.source}{said}: {token.remedy()}")
 
 
-def refusal(status: int, body: Any, token: Token | None) -> ClientError:
-    """What an answer of `status` raises: a refused token in its own words, else the API's error."""
-    return TokenRefused(token, body) if status == 401 and token is not None else ApiError(status, body)
+class NoToken(ClientError):
+    """A stack with AuthMode jwt asked for a token and none was sent."""
+
+    def __init__(self, body: Any, url: str) -> None:
+        error = body.get("error") if isinstance(body, dict) else None
+        said = f"{error.get('code')} {error.get('message', '')}" if isinstance(error, dict) else "401"
+        hint = f"run `riverbeam login --url {url.rstrip('/')}`, or give --token"
+        super().__init__(f"the stack asks for a token (AuthMode jwt; it says {said}): {hint}")
+
+
+def refusal(status: int, body: Any, token: Token | None, url: str) -> ClientError:
+    """What an answer of `status` raises: a refused token (or none, where the stack wants one) in words of
+    its own, else the API's error."""
+    if status == 401 and token is not None:
+        return TokenRefused(token, body)
+    error = body.get("error") if isinstance(body, dict) else None
+    if status == 401 and isinstance(error, dict) and error.get("code") == "BEM-030":
+        return NoToken(body, url)
+    return ApiError(status, body)
 
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -150,7 +166,7 @@ class ApiClient:
             with urllib.request.urlopen(request, timeout=self.timeout) as answer:
                 return _decoded(answer.read())
         except urllib.error.HTTPError as error:
-            raise refusal(error.code, _decoded(error.read()), self.token) from None
+            raise refusal(error.code, _decoded(error.read()), self.token, self.url) from None
         except urllib.error.URLError as error:
             raise Unreachable(self.url, getattr(error.reason, "strerror", None) or error.reason) from None
         except (TimeoutError, ConnectionError) as error:

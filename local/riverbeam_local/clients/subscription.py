@@ -29,7 +29,7 @@ GIVE_UP_SECONDS = 120.0
 Notice = Callable[[str], None]
 
 
-async def open_socket(url: str, token: Token | None = None) -> ClientConnection:
+async def open_socket(url: str, token: Token | None = None, http_url: str = "") -> ClientConnection:
     """Connect, or raise `ClientError` in one line (refused subscription: its status and body)."""
     try:
         return await asyncio.wait_for(connect(url, open_timeout=None), CONNECT_TIMEOUT_SECONDS)
@@ -39,7 +39,7 @@ async def open_socket(url: str, token: Token | None = None) -> ClientConnection:
             answer: Any = json.loads(body)
         except ValueError:
             answer = {"message": body.decode("utf-8", "replace")}
-        raise refusal(refused.response.status_code, answer, token) from None
+        raise refusal(refused.response.status_code, answer, token, http_url or url) from None
     except ConnectionRefusedError:
         raise Unreachable(url.split("?", 1)[0], "Connection refused") from None
     except (OSError, TimeoutError, WebSocketException) as error:
@@ -66,7 +66,7 @@ class Subscription:
 
     async def start(self) -> None:
         """The first connection: a refusal or no server is raised (`ClientError`)."""
-        self._socket = await open_socket(self.url, self.api.token)
+        self._socket = await open_socket(self.url, self.api.token, self.api.url)
         self._connected()
         self._reader = asyncio.create_task(self._read())
 
@@ -122,7 +122,7 @@ class Subscription:
             await asyncio.sleep(BACKOFF_SECONDS[min(attempt, len(BACKOFF_SECONDS) - 1)])
             attempt += 1
             with contextlib.suppress(ClientError):
-                return await open_socket(self.url, self.api.token)
+                return await open_socket(self.url, self.api.token, self.api.url)
 
     # ------------------------------------------------------------------ following a run
 

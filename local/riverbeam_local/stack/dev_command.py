@@ -15,6 +15,7 @@ from aws_lambda_powertools.metrics.provider import cold_start
 from ..clients.trace_tree import TRACES_FILE
 from ..display import visible
 from ..stack_secret import DEFAULT_DATA_DIR, SECRET_VARIABLE
+from .user_pool import add_auth_option
 
 DEFAULT_PORT = 3000
 # how often the local stack runs the sweep (the template's SweepSchedule is a minute)
@@ -26,9 +27,8 @@ def parser() -> argparse.ArgumentParser:
         prog="riverbeam dev",
         description="Riverbeam's HTTP API, WebSocket API and management API on 127.0.0.1, routed to the "
         "handlers of functions/ as template.yaml declares them, with an embedded DynamoDB and SQS "
-        "(unless AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS name others) and AuthMode none (or jwt: "
-        "--auth). Every "
-        f"API request must carry the stack's secret: ${SECRET_VARIABLE} where set, else a random one kept in "
+        "(unless AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS name others) and AuthMode none (or jwt:"
+        f" --auth). Each request carries the stack's secret: ${SECRET_VARIABLE} where set, else one kept in "
         "the data dir's `secret` file; the page's URL printed at start carries it. The embedded AWS "
         "endpoints answer only requests signed with the stack's AWS key (derived from the secret), which "
         "the data dir's `aws.env` exports for your own scripts.",
@@ -73,14 +73,7 @@ def parser() -> argparse.ArgumentParser:
         "<data dir>/traces/spans.jsonl, readable by you alone; `riverbeam trace [ID]` prints a run's or a "
         "session's from there",
     )
-    found.add_argument(
-        "--auth",
-        choices=["none", "jwt"],
-        default="none",
-        help="none: the caller is who the request says (default); jwt: a Cognito user pool in the embedded "
-        "server, and every request carries a user's token instead of the secret: `riverbeam dev add-user "
-        "NAME` adds a user, `riverbeam login --url URL` signs in",
-    )
+    add_auth_option(found)
     found.add_argument(
         "--sweep-seconds",
         type=float,

@@ -228,34 +228,6 @@ def run(
         return _serve(stack, sock, port, data_dir, template, sweep_seconds, secret, traces, auth)
 
 
-def _stream_tail(
-    dynamodb: Any, table_name: str, template: template_module.Template, functions: Any, wake: threading.Event
-) -> Any:
-    """The events function's event source: the table's stream, from its end (None where the template
-    has none, or the table's server keeps none: its events are then not published)."""
-    import boto3
-
-    from . import services as aws
-    from .table_stream import StreamTail
-
-    source = template.stream_consumer
-    if source is None:
-        return None
-    arn = aws.stream_arn(dynamodb, table_name)
-    if arn is None:
-        log.warning("table %s has no stream: the approval events are not published", table_name)
-        return None
-    return StreamTail(
-        boto3.client("dynamodbstreams"),
-        arn,
-        lambda event: functions.call(source.function, event),
-        pattern=source.pattern,
-        batch_size=source.batch_size,
-        max_retries=source.max_retries,
-        wake=wake,
-    )
-
-
 def _serve(
     stack: contextlib.ExitStack,
     sock: socket.socket,
@@ -272,11 +244,10 @@ def _serve(
     from riverbeam.agent.workspace import prepare_workspace
 
     from . import snapshot
-    from .asgi_app import Api, create_app
     from .aws_key import stack_key
     from .aws_setup import aws_env_file, create_resources, start_services
-    from .door import Door
     from .functions import Functions
+    from .table_stream import start_stream_tail
     from .user_pool import start_pool
 
     snapshot_path = data_dir / SNAPSHOT_FILE
@@ -311,16 +282,24 @@ def _serve(
     if local.embedded is not None:
         _keep_snapshots(stack, local, snapshot_path, queues, changed)
     # approval events (stream -> events function -> bus): stopped after the worker, before the last snapshot
-    tail = _stream_tail(dynamodb, local.table_name, template, functions, written)
-    if tail is not None:
-        tail.start()
-        stack.callback(tail.stop, DRAIN_SECONDS)
+    start_stream_tail(stack, dynamodb, local.table_name, template, functions, written, DRAIN_SECONDS)
     poller = _start_workers(stack, sqs, queues, template, functions, sent, sweep_seconds)
     shown = {**local.endpoints, **(pool.banner(f"http://{HOST}:{port}", data_dir) if pool else {})}
     ready = functools.partial(_print_ready, port, data_dir, shown, secret, traces, aws_env)
-    api = Api(template, functions, login=pool.login() if pool else None)
-    app = Door(create_app(api), port, secret, verifier=pool.verifier() if pool else None)
+    app = _behind_door(template, functions, port, secret, pool)
     return _serve_http(sock, app, ready, drain=lambda: poller.stop(DRAIN_SECONDS))
+
+
+def _behind_door(
+    template: template_module.Template, functions: Any, port: int, secret: str, pool: Any
+) -> Any:
+    """The stack's app behind its door; with a user pool (`--auth jwt`) its /login.json served, and tokens
+    checked instead of the secret."""
+    from .asgi_app import Api, create_app
+    from .door import Door
+
+    api = Api(template, functions, login=pool.login() if pool else None)
+    return Door(create_app(api), port, secret, verifier=pool.verifier() if pool else None)
 
 
 def _make_shared_clients() -> None:

@@ -27,8 +27,9 @@ POOL_NAME = "riverbeam-local"
 CLIENT_NAME = "riverbeam-cli"
 USER_ID_CLAIM, GROUPS_CLAIM = "cognito:username", "cognito:groups"
 # a developer's pool: passwords of 8 characters at least, no classes of character required
+MIN_PASSWORD = 8
 PASSWORD_POLICY = {
-    "MinimumLength": 8,
+    "MinimumLength": MIN_PASSWORD,
     "RequireUppercase": False,
     "RequireLowercase": False,
     "RequireNumbers": False,
@@ -80,6 +81,17 @@ class DevPool:
             "Add a user": f"riverbeam dev add-user NAME --group ops{where}",
             "Sign in": f"riverbeam login --url {http_url.rstrip('/')}",
         }
+
+
+def add_auth_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--auth",
+        choices=["none", "jwt"],
+        default="none",
+        help="none: the caller is who the request says (default); jwt: a Cognito user pool in the embedded "
+        "server, and every request carries a user's token instead of the secret: `riverbeam dev add-user "
+        "NAME` adds a user, `riverbeam login --url URL` signs in",
+    )
 
 
 def _idp(endpoint: str, credentials: dict[str, str] | None = None) -> Any:
@@ -151,11 +163,15 @@ def add_user(idp: Any, name: str, password: str, groups: list[str]) -> str:
         raise SystemExit("riverbeam dev add-user: the stack has no user pool: start it with --auth jwt")
     pool_id = pools[-1]["Id"]
     idp.admin_create_user(UserPoolId=pool_id, Username=name, MessageAction="SUPPRESS")
-    idp.admin_set_user_password(UserPoolId=pool_id, Username=name, Password=password, Permanent=True)
-    for group in groups:
-        with contextlib.suppress(idp.exceptions.GroupExistsException):
-            idp.create_group(UserPoolId=pool_id, GroupName=group)
-        idp.admin_add_user_to_group(UserPoolId=pool_id, Username=name, GroupName=group)
+    try:  # whole or not at all: a user refused its password or a group is taken out again
+        idp.admin_set_user_password(UserPoolId=pool_id, Username=name, Password=password, Permanent=True)
+        for group in groups:
+            with contextlib.suppress(idp.exceptions.GroupExistsException):
+                idp.create_group(UserPoolId=pool_id, GroupName=group)
+            idp.admin_add_user_to_group(UserPoolId=pool_id, Username=name, GroupName=group)
+    except Exception:
+        idp.admin_delete_user(UserPoolId=pool_id, Username=name)
+        raise
     return str(pool_id)
 
 
@@ -176,8 +192,12 @@ def add_user_main(argv: list[str]) -> int:
     try:
         pool_id = add_user(_idp(endpoint, keys), args.name, password, args.group)
     except ClientError as error:
-        said = error.response.get("Error", {})
-        print(f"riverbeam dev add-user: {said.get('Code')}: {said.get('Message')}", file=sys.stderr)
+        code = str(error.response.get("Error", {}).get("Code", ""))
+        said = {
+            "InvalidPasswordException": f"the password is refused: {MIN_PASSWORD} characters at least",
+            "UsernameExistsException": f"a user {args.name} exists already in the pool",
+        }.get(code, f"{code}: {error.response.get('Error', {}).get('Message', '')}")
+        print(f"riverbeam dev add-user: {said}", file=sys.stderr)
         return 1
     except BotoCoreError as error:
         print(f"riverbeam dev add-user: the stack cannot be reached ({error})", file=sys.stderr)
