@@ -24,7 +24,14 @@ import pytest
 from moto.utilities.utils import load_resource
 from riverbeam_local.clients.dev_process import DevProcess, running
 
-from tests.support.devstack import TIMEOUT_SECONDS, assert_none_left, remote_refs, riverbeam, screen
+from tests.support.devstack import (
+    TIMEOUT_SECONDS,
+    assert_none_left,
+    remote_refs,
+    riverbeam,
+    screen,
+    secret_of,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 PASSWORD = "a long pass phrase"
@@ -222,3 +229,23 @@ def test_chat_with_the_tokens_file(dev: DevProcess, signed_in: Path) -> None:
         term.expect(pexpect.EOF)
     finally:
         term.close(force=True)
+
+
+def test_a_local_stack_without_jwt_gets_its_secret_whatever_token_was_kept(
+    signed_in: Path, tmp_path: Path, dev: DevProcess
+) -> None:
+    """A stack on this machine started without --auth jwt since the sign-in (its URL's entry kept): the
+    clients send its secret, and `riverbeam login` says the stack takes no tokens."""
+    data_dir = tmp_path / "plain"
+    with running(data_dir) as plain:
+        kept = entry(signed_in, dev)
+        path = signed_in / "riverbeam" / "tokens.json"
+        path.write_text(json.dumps({plain.http_url.rstrip("/"): kept}))
+        secret = secret_of(plain)
+        code, out, err = run(plain, signed_in, "approvals", "--secret", secret)
+        assert code == 0 and json.loads(out)["actions"] == [], err
+        # the pool is looked up before anything is asked
+        code, out, err = run(plain, signed_in, "login")
+        assert (code, out) == (1, "") and one_line(code, err).startswith("riverbeam login: the stack at")
+        assert "takes its secret, not tokens: start it with `riverbeam dev --auth jwt`" in err
+    assert_none_left(data_dir)

@@ -16,6 +16,7 @@ from .options import url_problem
 from .tokens_file import Json, TokenProblem, login_hint, save_entry, stack_key
 
 SIGN_IN_TIMEOUT_SECONDS = 30
+POOL_HINT = "give --client-id and --region (the stack's outputs UserPoolClientId and its region)"
 
 
 def _idp(entry: Json) -> Any:
@@ -72,14 +73,16 @@ def _pool(args: argparse.Namespace) -> Json:
         if not args.region:
             raise TokenProblem("--client-id goes with --region (the stack's outputs name both)")
         return {"client_id": args.client_id, "region": args.region, "endpoint": args.endpoint}
-    from .client import ApiClient
+    from .client import ApiClient, ApiError
 
     try:
         found = ApiClient(args.url, "login").request("GET", "/login.json")
     except ClientError as error:
+        if isinstance(error, ApiError) and error.code == "BEM-033":  # a local stack that takes its secret
+            said = f"the stack at {stack_key(args.url)} takes its secret, not tokens"
+            raise TokenProblem(f"{said}: start it with `riverbeam dev --auth jwt`") from None
         raise TokenProblem(
-            f"{stack_key(args.url)}/login.json names no user pool ({error.line()}): give --client-id and"
-            " --region (the stack's outputs UserPoolClientId and its region)"
+            f"{stack_key(args.url)}/login.json names no user pool ({error.line()}): {POOL_HINT}"
         ) from None
     if not isinstance(found, dict) or not {"client_id", "region"} <= found.keys():
         raise TokenProblem(

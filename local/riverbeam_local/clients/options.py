@@ -9,9 +9,9 @@ import os
 import urllib.parse
 
 from ..display import visible
-from ..stack_secret import DEFAULT_DATA_DIR, SECRET_FILE, SECRET_VARIABLE, find_secret
-from .client import DEFAULT_URL, ApiClient
-from .tokens_file import TOKEN_VARIABLE, find_token, tokens_path
+from ..stack_secret import DEFAULT_DATA_DIR, SECRET_FILE, SECRET_VARIABLE, find_secret, is_loopback
+from .client import DEFAULT_URL, ApiClient, ApiError, ClientError
+from .tokens_file import TOKEN_VARIABLE, find_token, read_entries, stack_key, tokens_path
 
 SHOWN_URL_CHARS = 200
 
@@ -44,9 +44,27 @@ def add_connection_options(parser: argparse.ArgumentParser) -> None:
 def api_client(args: argparse.Namespace, groups: tuple[str, ...] = ()) -> ApiClient:
     """The client the options name: a token where one is given or kept for --url, else the secret.
     TokenProblem (a ClientError) where the token cannot be sent."""
+    secret = find_secret(args.secret, url=args.url)
+    kept_only = not args.token and not os.environ.get(TOKEN_VARIABLE)
+    if kept_only and secret and is_loopback(args.url) and not takes_tokens(args.url):
+        return ApiClient(args.url, args.user, secret=secret, groups=groups)
     token = find_token(args.token, args.url)
-    secret = None if token is not None else find_secret(args.secret, url=args.url)
-    return ApiClient(args.url, args.user, secret=secret, groups=groups, token=token)
+    return ApiClient(args.url, args.user, secret=None if token else secret, groups=groups, token=token)
+
+
+def takes_tokens(url: str) -> bool:
+    """Whether a stack that kept tokens are sent to asks for them: a local stack started without --auth jwt
+    since the sign-in answers its /login.json as any route, asking for its secret (BEM-033). Asked only where
+    the tokens file has an entry for `url`."""
+    if stack_key(url) not in read_entries():
+        return True
+    try:
+        ApiClient(url, "probe").request("GET", "/login.json")
+    except ApiError as error:
+        return error.code != "BEM-033"
+    except ClientError:  # out of reach: the command itself says so
+        return True
+    return True
 
 
 def url_problem(url: str) -> str | None:
