@@ -127,13 +127,20 @@ def test_invoke_approvals_resume_and_get_with_the_tokens_file(dev: DevProcess, s
     code, out, err = run(dev, signed_in, "approvals")
     assert code == 0, err
     assert action["action_id"] in {a["action_id"] for a in json.loads(out)["actions"]}
-    code, out, err = run(dev, signed_in, "resume", "--approve", action["action_id"])
+    code, out, err = run(dev, signed_in, "resume", "--approve", action["action_id"], "--grant", "tool")
     assert code == 0, err
-    assert [f["status"] for f in map(json.loads, out.splitlines()) if f["type"] == "tool_result"] == ["ok"]
+    resumed = [json.loads(line) for line in out.splitlines()]
+    assert [f["status"] for f in resumed if f["type"] == "tool_result"] == ["ok"]
     assert "refs/heads/docs/update" in remote_refs(dev.data_dir)
+    code, out, err = run(dev, signed_in, "frames", resumed[0]["run_id"])
+    assert code == 0 and [json.loads(line) for line in out.splitlines()] == resumed, err
     code, out, err = run(dev, signed_in, "get", "session", session_id)
     assert code == 0, err
     assert json.loads(out)["user_id"] == "ana"  # cognito:username, whatever --user says
+    code, out, err = run(dev, signed_in, "grants", session_id)
+    (grant,) = json.loads(out)["grants"]
+    code, out, err = run(dev, signed_in, "revoke", session_id, grant["grant_id"])
+    assert (code, out) == (0, ""), err
     code, out, err = run(dev, signed_in, "grants", session_id)
     assert code == 0 and json.loads(out)["grants"] == [], err
     # another user's token reads none of it

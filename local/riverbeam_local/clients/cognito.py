@@ -121,7 +121,10 @@ def main(argv: list[str]) -> int:
     except ClientError as error:
         print(f"riverbeam login: {visible(error.line())}", file=sys.stderr)
         return 1
-    except (KeyboardInterrupt, EOFError):
+    except EOFError:  # the input ended before a username and password were given
+        print("\nriverbeam login: no username and password given", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
         print("", file=sys.stderr)
         return 130
     print(f"signed in to {stack_key(args.url)} as {visible(username)}; tokens kept in {path}")
