@@ -156,3 +156,49 @@ def test_the_caller_is_whom_the_token_names() -> None:
     )
     assert api.user == "ana"
     assert api.is_me("ana") and api.is_me("6f1c") and not api.is_me("local-user") and not api.is_me(None)
+
+
+class Answers:
+    """urlopen as the client calls it: 401 (the token has expired) to the first request, then 200; it
+    remembers the Authorization header of each."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    def __call__(self, request: Any, timeout: float) -> Any:
+        import io
+        import urllib.error
+
+        self.sent.append(request.get_header("Authorization"))
+        if len(self.sent) == 1:
+            body = io.BytesIO(b'{"error": {"code": "BEM-030", "message": "the token has expired"}}')
+            raise urllib.error.HTTPError(request.full_url, 401, "Unauthorized", {}, body)  # type: ignore[arg-type]
+        return io.BytesIO(b'{"actions": [], "next_cursor": null}')
+
+
+def test_a_kept_token_that_expires_while_a_command_runs_is_renewed_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from riverbeam_local.clients import client
+
+    monkeypatch.setattr(cognito, "_idp", lambda entry: Pool())
+    answers = Answers()
+    monkeypatch.setattr(client.urllib.request, "urlopen", answers)
+    lapsed = token(exp=time.time() - 1, sub="ana")
+    save_entry(URL, {"id_token": lapsed, "refresh_token": "good", "client_id": "c", "region": "r"})
+    api = ApiClient(URL, "ana", token=Token(lapsed, "the tokens file", URL))
+    assert api.approvals() == {"actions": [], "next_cursor": None}
+    assert (
+        answers.sent[0] == f"Bearer {lapsed}"
+        and answers.sent[1] == f"Bearer {read_entries()[URL]['id_token']}"
+    )
+    assert answers.sent[1] != answers.sent[0]
+
+
+def test_a_given_token_is_never_renewed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from riverbeam_local.clients import client
+
+    monkeypatch.setattr(client.urllib.request, "urlopen", Answers())
+    lapsed = token(exp=time.time() - 1)
+    with pytest.raises(TokenRefused, match="the token has expired"):
+        ApiClient(URL, "ana", token=Token(lapsed, "--token", URL)).approvals()

@@ -145,6 +145,19 @@ class ApiClient:
         """Whether a record's `user_id` is the caller's (a token names them by sub and by name)."""
         return user_id == self.user or (self.token is not None and user_id in self.token.identities())
 
+    def _renewed(self) -> bool:
+        """Whether a kept token that expired while the command ran (a long chat) is renewed now; TokenProblem
+        where its refresh token no longer serves (sign in again)."""
+        from .tokens_file import KEPT, expired, find_token
+
+        if self.token is None or self.token.source != KEPT or not expired(self.token.text):
+            return False
+        fresh = find_token(None, self.url)
+        if fresh is None or fresh.text == self.token.text:
+            return False
+        self.token = fresh
+        return True
+
     def _caller(self) -> Json:
         return {"user_id": self.user, **({"groups": list(self.groups)} if self.groups else {})}
 
@@ -166,7 +179,10 @@ class ApiClient:
             with urllib.request.urlopen(request, timeout=self.timeout) as answer:
                 return _decoded(answer.read())
         except urllib.error.HTTPError as error:
-            raise refusal(error.code, _decoded(error.read()), self.token, self.url) from None
+            said = _decoded(error.read())
+            if error.code == 401 and self._renewed():
+                return self.request(method, path, body, **query)
+            raise refusal(error.code, said, self.token, self.url) from None
         except urllib.error.URLError as error:
             raise Unreachable(self.url, getattr(error.reason, "strerror", None) or error.reason) from None
         except (TimeoutError, ConnectionError) as error:

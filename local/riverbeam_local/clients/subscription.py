@@ -52,9 +52,6 @@ class Subscription:
     def __init__(self, api: ApiClient, session_id: str, notice: Notice | None = None) -> None:
         self.api = api
         self.session_id = session_id
-        self.url = websocket_url(
-            api.url, session_id, api.user, api.secret, api.token.text if api.token else None
-        )
         self.notice = notice or (lambda _: None)
         self.epoch = 0  # how many times it connected: a follower replays what a reconnect may have lost
         self.connected = False
@@ -63,6 +60,14 @@ class Subscription:
         self._truncated: set[str] = set()  # runs with a frame pushed too large to send: read it back now
         self._socket: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
+
+    @property
+    def url(self) -> str:
+        """The subscription's URL, with the client's token as it is now (a kept one may have been renewed)."""
+        api = self.api
+        return websocket_url(
+            api.url, self.session_id, api.user, api.secret, api.token.text if api.token else None
+        )
 
     async def start(self) -> None:
         """The first connection: a refusal or no server is raised (`ClientError`)."""

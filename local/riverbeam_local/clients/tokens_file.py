@@ -17,6 +17,7 @@ from typing import Any
 from .client import ClientError
 
 TOKEN_VARIABLE = "RIVERBEAM_TOKEN"
+KEPT = "the tokens file"  # a Token's source: what `riverbeam login` kept
 TOKENS_FILE = "tokens.json"
 FILE_MODE, DIR_MODE = 0o600, 0o700
 # an ID token this close to its expiry is renewed first: it could lapse on the way
@@ -145,4 +146,4 @@ def find_token(given: str | None, url: str) -> Token | None:
 
         entry = renewed(url, entry)
         save_entry(url, entry)
-    return Token(entry["id_token"], "the tokens file", url)
+    return Token(entry["id_token"], KEPT, url)
