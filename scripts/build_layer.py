@@ -18,6 +18,9 @@ functions that run agents or check a tool's args (invoke, resume, worker); impor
 agent names an MCP server.
 --layer git: the dependencies of layers/git/requirements.txt (dulwich), for the same functions: the
 built-in git tools import it at their first call.
+--layer pydantic_ai, --layer langgraph: a framework's packages (layers/<framework>/requirements.txt), for
+the same functions where the deployment's AgentFramework names it: riverbeam.frameworks imports them only
+where an agent of agents.yaml uses the framework.
 
 sam build runs this through each layer's Makefile (layers/<name>/Makefile) with TARGET=$(ARTIFACTS_DIR).
 By default the dependencies are wheels for the Lambda runtime (CPython 3.12, manylinux x86_64), whatever
@@ -73,10 +76,12 @@ class Layer:
     # a layer listed before this one on every function that has this one (the Riverbeam layer): what its
     # requirements reach is left out here. Lambda extracts a function's layers into /opt in order, so a second
     # copy of pydantic (or typing-extensions, opentelemetry-api) would overwrite the first one's files
-    beside: Path | None = None
+    beside: tuple[Path, ...] = ()
 
 
 RIVERBEAM_REQUIREMENTS = ROOT / "layers" / "riverbeam" / "requirements.txt"
+# a framework's layer follows the MCP layer on every function that has it: what MCP's brings is not copied
+MCP = ROOT / "layers" / "mcp" / "requirements.txt"
 LAYERS = {
     "riverbeam": Layer(
         requirements=RIVERBEAM_REQUIREMENTS,
@@ -87,13 +92,20 @@ LAYERS = {
         agents_file=ROOT / "agents.yaml",
     ),
     "tokens": Layer(
-        requirements=ROOT / "layers" / "tokens" / "requirements.txt", beside=RIVERBEAM_REQUIREMENTS
+        requirements=ROOT / "layers" / "tokens" / "requirements.txt", beside=(RIVERBEAM_REQUIREMENTS,)
     ),
     "policy": Layer(
-        requirements=ROOT / "layers" / "policy" / "requirements.txt", beside=RIVERBEAM_REQUIREMENTS
+        requirements=ROOT / "layers" / "policy" / "requirements.txt", beside=(RIVERBEAM_REQUIREMENTS,)
     ),
-    "mcp": Layer(requirements=ROOT / "layers" / "mcp" / "requirements.txt", beside=RIVERBEAM_REQUIREMENTS),
-    "git": Layer(requirements=ROOT / "layers" / "git" / "requirements.txt", beside=RIVERBEAM_REQUIREMENTS),
+    "mcp": Layer(requirements=MCP, beside=(RIVERBEAM_REQUIREMENTS,)),
+    "git": Layer(requirements=ROOT / "layers" / "git" / "requirements.txt", beside=(RIVERBEAM_REQUIREMENTS,)),
+    "pydantic_ai": Layer(
+        requirements=ROOT / "layers" / "pydantic_ai" / "requirements.txt",
+        beside=(RIVERBEAM_REQUIREMENTS, MCP),
+    ),
+    "langgraph": Layer(
+        requirements=ROOT / "layers" / "langgraph" / "requirements.txt", beside=(RIVERBEAM_REQUIREMENTS, MCP)
+    ),
 }
 # in the Lambda runtime already; whatever only they pull in is left out too (urllib3, botocore's, is also
 # dulwich's: the runtime's serves both)
@@ -411,8 +423,8 @@ def build(args: argparse.Namespace) -> Path:
         pip_install(site, layer, args)
         dists = installed(site)
         keep = needed(dists, marker_environment(args), layer.requirements)
-        if layer.beside is not None:  # the Riverbeam layer's own, from the same index: not twice in /opt
-            keep -= needed(dists, marker_environment(args), layer.beside)
+        for beside in layer.beside:  # the Riverbeam layer's own, from the same index: not twice in /opt
+            keep -= needed(dists, marker_environment(args), beside)
         for name in sorted(set(dists) - keep):
             remove_distribution(site, dists[name])
         left = RUNTIME_PROVIDED & set(installed(site))

@@ -292,6 +292,28 @@ class InMemoryStore(FramesInMemory, InboxInMemory, OutboxInMemory):
             self._check(step)
             return self._apply(step)
 
+    def _keep_interaction(self, step: StepWrite, now: str) -> None:
+        interaction = step.interaction
+        if step.interaction_op == "create":
+            self._interactions[interaction.interaction_id] = interaction.model_copy(
+                deep=True, update={"status": "in_progress", "active_run_id": step.run.run_id}
+            )
+            return
+        stored = self._interactions[interaction.interaction_id]
+        lock = step.run.run_id if step.interaction_op == "acquire" else None
+        status = "in_progress" if step.interaction_op == "acquire" else interaction.status
+        update: dict[str, object] = {"status": status, "active_run_id": lock, "updated_at": now}
+        if step.interaction_op == "acquire" and interaction.requester_groups is not None:
+            update["requester_groups"] = list(interaction.requester_groups)
+        self._interactions[interaction.interaction_id] = stored.model_copy(update=update)
+
+    def _keep_state(self, step: StepWrite) -> None:
+        interaction_id = step.interaction.interaction_id
+        if step.state_op == "put":
+            self._states[interaction_id] = json.dumps(step.state)
+        elif step.state_op == "delete":
+            self._states.pop(interaction_id, None)
+
     def _check(self, step: StepWrite) -> None:
         """Every condition of the step, against the records as they are (conflicts.py: which one wins)."""
 
@@ -325,25 +347,9 @@ class InMemoryStore(FramesInMemory, InboxInMemory, OutboxInMemory):
         changes["grants"] = base.grants | {g.grant_id: g for g in step.add_grants}
         self._sessions[sid] = base.model_copy(deep=True, update=changes)
 
-        interaction = step.interaction
-        if step.interaction_op == "create":
-            self._interactions[interaction.interaction_id] = interaction.model_copy(
-                deep=True, update={"status": "in_progress", "active_run_id": step.run.run_id}
-            )
-        else:
-            stored = self._interactions[interaction.interaction_id]
-            lock = step.run.run_id if step.interaction_op == "acquire" else None
-            status = "in_progress" if step.interaction_op == "acquire" else interaction.status
-            update: dict[str, object] = {"status": status, "active_run_id": lock, "updated_at": now}
-            if step.interaction_op == "acquire" and interaction.requester_groups is not None:
-                update["requester_groups"] = list(interaction.requester_groups)
-            self._interactions[interaction.interaction_id] = stored.model_copy(update=update)
-
+        self._keep_interaction(step, now)
         self._runs[step.run.run_id] = step.run.model_copy(deep=True)
-        if step.state_op == "put":
-            self._states[interaction.interaction_id] = json.dumps(step.state)
-        elif step.state_op == "delete":
-            self._states.pop(interaction.interaction_id, None)
+        self._keep_state(step)
 
         for action in step.resolve_actions:
             self._actions[action.action_id] = self._actions[action.action_id].model_copy(

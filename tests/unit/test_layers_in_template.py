@@ -31,7 +31,16 @@ def test_only_the_connections_function_has_the_tokens_layer_and_the_agents_funct
     }
     # SAM appends a function's Layers to the Globals' ones; the functions that run agents decide their
     # tool calls by an agent's approval policy (Cedar)
-    mcp, policy, git = {"Ref": "McpLayer"}, {"Ref": "PolicyLayer"}, {"Ref": "GitLayer"}
+    mcp, policy = {"Ref": "McpLayer"}, {"Ref": "PolicyLayer"}
+    # the git layer, or in its place the framework's layer where the deployment names one (AgentFramework):
+    # it carries dulwich too, so a function has five layers at most, ADOT's included
+    git = {
+        "Fn::If": [
+            "UsePydanticAI",
+            {"Ref": "PydanticAILayer"},
+            {"Fn::If": ["UseLangGraph", {"Ref": "LangGraphLayer"}, {"Ref": "GitLayer"}]},
+        ]
+    }
     assert with_own_layers == {
         "ConnectionsFunction": [{"Ref": "TokensLayer"}],
         "InvokeFunction": [policy, mcp, git],
@@ -40,9 +49,27 @@ def test_only_the_connections_function_has_the_tokens_layer_and_the_agents_funct
     }
 
 
+def test_a_framework_layer_is_made_only_where_the_deployment_names_its_framework() -> None:
+    layers = resources_of("AWS::Serverless::LayerVersion")
+    assert layers["PydanticAILayer"]["Condition"] == "UsePydanticAI"
+    assert layers["LangGraphLayer"]["Condition"] == "UseLangGraph"
+    conditions = template()["Conditions"]
+    assert conditions["UsePydanticAI"] == {"Fn::Equals": [{"Ref": "AgentFramework"}, "pydantic_ai"]}
+    assert conditions["UseLangGraph"] == {"Fn::Equals": [{"Ref": "AgentFramework"}, "langgraph"]}
+    assert template()["Parameters"]["AgentFramework"]["AllowedValues"] == ["", "pydantic_ai", "langgraph"]
+
+
 def test_each_layer_is_built_by_its_makefile_from_its_requirements() -> None:
     layers = resources_of("AWS::Serverless::LayerVersion")
-    assert set(layers) == {"RiverbeamLayer", "TokensLayer", "McpLayer", "PolicyLayer", "GitLayer"}
+    assert set(layers) == {
+        "RiverbeamLayer",
+        "TokensLayer",
+        "McpLayer",
+        "PolicyLayer",
+        "GitLayer",
+        "PydanticAILayer",
+        "LangGraphLayer",
+    }
     for name, layer in layers.items():
         assert layer["Metadata"]["BuildMethod"] == "makefile"
         folder = ROOT / layer["Properties"]["ContentUri"]
@@ -57,6 +84,9 @@ def test_each_layer_is_built_by_its_makefile_from_its_requirements() -> None:
     assert names(ROOT / "layers" / "mcp" / "requirements.txt") == {"mcp", "google-re2"}
     assert names(ROOT / "layers" / "git" / "requirements.txt") == {"dulwich"}
     assert "dulwich" not in names(ROOT / "layers" / "riverbeam" / "requirements.txt")
+    # in the git layer's place, with what it carries
+    assert names(ROOT / "layers" / "pydantic_ai" / "requirements.txt") == {"pydantic-ai-slim", "dulwich"}
+    assert names(ROOT / "layers" / "langgraph" / "requirements.txt") == {"langchain", "langgraph", "dulwich"}
 
 
 def test_the_project_installs_what_both_layers_carry() -> None:
@@ -68,6 +98,10 @@ def test_the_project_installs_what_both_layers_carry() -> None:
     assert names(ROOT / "layers" / "mcp" / "requirements.txt") <= {
         re.split(r"[\[<>=!~; ]", d, maxsplit=1)[0].lower() for d in extras["mcp"]
     }
+    for framework, extra in (("pydantic_ai", "pydantic-ai"), ("langgraph", "langgraph")):
+        assert names(ROOT / "layers" / framework / "requirements.txt") - {"dulwich"} == {
+            re.split(r"[\[<>=!~; ]", d, maxsplit=1)[0].lower() for d in extras[extra]
+        }
     # Cedar is for the functions that decide and for local use (riverbeam dev, policy check): a dev extra
     dev = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["dev"]
     extras = {re.split(r"[\[<>=!~; ]", d, maxsplit=1)[0].lower() for d in dev}

@@ -43,6 +43,7 @@ from ..tools import Tool, make_tool
 from ..tools.files import git_log_tool, list_files_tool, read_file_tool
 from ..tools.git import git_push_tool
 from ..tools.worktree import WorkTree
+from .framework_agents import Framework, framework_problems, framework_runner
 from .mcp_servers import (
     DisabledAgent,
     McpServerSpec,
@@ -57,6 +58,7 @@ from .runner import ToolAgentRunner
 if TYPE_CHECKING:
     from ..policy import Policy
     from .llm import ChatModel
+    from .registry import AgentRunner
 
 logger = logging.getLogger(__name__)
 # built-in tools by name, each made for the agent's work tree
@@ -135,9 +137,16 @@ class AgentSpec(_Strict):
     tool_settings: dict[str, ToolSettings] = Field(default_factory=dict)
     # the agent's approval policy: a Cedar file, relative to the agents file (riverbeam.agent.policies)
     policy: str | None = Field(default=None, min_length=1)
+    # an agent of another framework (CONTRACT 15): its module:attribute in the code folder, which brings
+    # its own model and tools (agent/framework_agents.py)
+    framework: Framework | None = None
+    agent: str | None = Field(default=None, pattern=r"^[\w.]+:\w+$")
 
     @model_validator(mode="after")
     def _settings_name_tools(self) -> Self:
+        if self.framework is not None or self.agent is not None:
+            framework_problems(self)
+            return self  # its tools are the framework agent's, known once it is imported
         names = [_tool_name(t) for t in self.tools]
         for key, named in (("approval", self.approval), ("tool_settings", list(self.tool_settings))):
             unknown = [a for a in named if not covered(a, names)]
@@ -267,11 +276,11 @@ def build_model(spec: AgentSpec, *, offline: bool, client: Any = None) -> "ChatM
 
 def build_runners(
     config: AgentsFile, *, work_tree: Path | WorkTree, offline: bool, client: Any = None
-) -> dict[str, ToolAgentRunner | DisabledAgent]:
+) -> dict[str, "AgentRunner"]:
     """A runner per configured agent (`client`: the bedrock-runtime client they share, made on first use
     when None). An agent whose `<server>/*` cannot be listed now is a DisabledAgent, with a warning: the
     others work."""
-    runners: dict[str, ToolAgentRunner | DisabledAgent] = {}
+    runners: dict[str, AgentRunner] = {}
     for name, spec in config.agents.items():
         try:
             tools = build_tools(spec, work_tree, config.mcp_servers)
@@ -280,6 +289,9 @@ def build_runners(
         except BeamError as error:  # the MCP server of a `<server>/*`: down, silent, failing
             disabled = runners[name] = DisabledAgent(name, error)
             logger.warning("%s", disabled.disabled_error().message)
+            continue
+        if spec.framework is not None:
+            runners[name] = framework_runner(name, spec)
             continue
         # the model is made by its first use: an API handler that checks and queues never makes it
         make_model = functools.partial(build_model, spec, offline=offline, client=client)
@@ -300,7 +312,7 @@ def configured_runners(
     offline: bool,
     client: Any = None,
     policies: dict[str, "Policy"] | None = None,
-) -> dict[str, ToolAgentRunner | DisabledAgent]:
+) -> dict[str, "AgentRunner"]:
     """The runners of the agents file at `path`; ConfigError names the file and what is wrong in it. The
     agents' policy files are read and checked too, and kept in `policies` where it is given."""
     config = load_agents(path)

@@ -25,10 +25,9 @@ from ..models import (
     ToolCallFrame,
     ToolResultFrame,
 )
-from ..policy.decision import UNREADABLE_CODE, DecidedCall, Decision, unreadable_message
-from ..policy.gate import CallGate, recorded
-from ..policy.values import UnfitArgs
-from ..tools import Tool, unfit_message
+from ..policy.decision import DecidedCall, Decision
+from ..policy.gate import CallGate, recorded, verdict
+from ..tools import Tool
 from .bounded_calls import parsed_calls, refused
 from .registry import DEFAULT_HISTORY_WINDOW, AgentInput, Emit, ResolvedAction, RunnerFailure
 
@@ -233,12 +232,13 @@ class ToolAgentRunner:
         if tool is None:
             return ErrorInfo(code="BEM-333", message=f"the tool {call.name!r} is not available to this agent")
         try:
-            problems = tool.problems(dict(call.args))
-            if problems:
-                return ErrorInfo(code="BEM-332", message=unfit_message(call.name, problems))
-            return gate.decide(call.name, call.args, confirm_required=tool.confirm_required) if gate else None
-        except UnfitArgs as error:
-            return ErrorInfo(code=UNREADABLE_CODE, message=unreadable_message(call.name, error))
+            return verdict(
+                gate,
+                call.name,
+                dict(call.args),
+                confirm_required=tool.confirm_required,
+                validate=lambda _, args: tool.problems(args),
+            )
         except BeamError as error:  # an MCP server out of reach for its schema: the call's outcome
             return ErrorInfo(code=error.code, message=error.message)
 

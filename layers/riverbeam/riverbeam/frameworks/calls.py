@@ -17,17 +17,14 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from beam_store import ErrorInfo, TextPart, ToolCallPart, ToolOutcome, ToolResultPart, args_sha256
 
 from ..models import ActionRequest, AgentResult, NewMessage, ToolCallFrame, ToolResultFrame
-from ..policy.decision import UNREADABLE_CODE, DecidedCall, Decision, unreadable_message
-from ..policy.gate import recorded
-from ..policy.values import UnfitArgs
-from ..tools import unfit_message
+from ..policy.decision import DecidedCall, Decision
+from ..policy.gate import Validate, recorded, verdict
 
 if TYPE_CHECKING:
     from beam_store.records import ContentPart, TokenUsage
 
     from ..agent.registry import AgentInput, Emit, ResolvedAction
 
-Validate = Callable[[str, dict[str, Any]], list[tuple[str, str]]]
 Effect = Literal["allow", "ask", "deny", "unfit"]
 MISMATCH_CODE = "BEM-084"
 # the code of the tool message that tells the agent its call expired unanswered (pipeline/checks.py)
@@ -81,7 +78,7 @@ class GatedCalls:
         """Decide a call the framework is about to run; its frames are sent, an `ask` is kept for the
         result, a `deny` or unfit call's refusal is sent as its tool result (the runner tells the model)."""
         action_id, marked = self.action_id(call_id), self.marked(tool)
-        decision = self._decision(tool, args, marked)
+        decision = verdict(self.input.gate, tool, args, confirm_required=marked, validate=self.validate)
         if isinstance(decision, ErrorInfo):
             return self._refuse(
                 Verdict("unfit", action_id, self._part(action_id, tool, "error", decision)), args
@@ -191,18 +188,6 @@ class GatedCalls:
         )
 
     # what does not run
-
-    def _decision(self, tool: str, args: dict[str, Any], marked: bool) -> Decision | ErrorInfo | None:
-        """The gate's decision (None: no gate, the framework's mark decides), or why the call cannot run:
-        args that do not fit the tool's schema, or hold a number the policy cannot read."""
-        try:
-            problems = self.validate(tool, args) if self.validate is not None else []
-            if problems:
-                return ErrorInfo(code="BEM-332", message=unfit_message(tool, problems))
-            gate = self.input.gate
-            return gate.decide(tool, args, confirm_required=marked) if gate is not None else None
-        except UnfitArgs as unfit:
-            return ErrorInfo(code=UNREADABLE_CODE, message=unreadable_message(tool, unfit))
 
     def _refuse(self, verdict: Verdict, args: dict[str, Any]) -> Verdict:
         part = verdict.refusal

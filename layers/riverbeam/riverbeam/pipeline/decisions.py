@@ -14,60 +14,19 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from beam_store import Action, ActionResponseRecord, ErrorInfo, Message, ToolResultPart, args_sha256
+from beam_store import ErrorInfo, Message, ToolResultPart
 
 from ..errors import BeamError
 from ..models import ActionRequest, AgentResult, NewMessage, ToolResultFrame
-from ..policy.decision import UNREADABLE_CODE, DecidedCall, Decision, unreadable_message
-from ..policy.values import UnfitArgs
-from ..tools import unfit_message
+from ..policy.decision import DecidedCall, Decision
+from ..policy.gate import verdict
 
 if TYPE_CHECKING:
     from ..agent.registry import AgentInput, AgentRunner, Emit, ResolvedAction
     from ..policy.gate import CallGate
-    from .step import Step
 
 # how many times a run goes on after calls decided without asking, at most (a runner that keeps asking)
 MAX_DECIDED_ROUNDS = 16
-
-
-def decided_actions(step: Step, result: AgentResult, now: str) -> list[Action]:
-    """An Action for each call decided without asking: `resolved` (with its outcome) or `denied`, with
-    `response.by` naming the policy or grant."""
-    return [_action(step, call, result, now) for call in result.decided]
-
-
-def _action(step: Step, call: DecidedCall, result: AgentResult, now: str) -> Action:
-    run, allowed, by = step.run, call.decision.effect == "allow", call.decision.by()
-    response = ActionResponseRecord(
-        status="submitted" if allowed else "cancelled", request_id=run.run_id, who=by["kind"], when=now, by=by
-    )
-    ran = (
-        {
-            "run_args": dict(call.args),
-            "run_args_sha256": args_sha256(call.args),
-            "outcome": result.tool_outcomes.get(call.action_id),
-        }
-        if allowed
-        else {}
-    )
-    return Action(
-        action_id=call.action_id,
-        session_id=run.session_id,
-        interaction_id=run.interaction_id,
-        run_id=run.run_id,
-        user_id=step.session.user_id,
-        agent_name=run.agent_name,
-        tool=call.tool,
-        args=dict(call.args),
-        args_sha256=args_sha256(call.args),
-        status="resolved" if allowed else "denied",
-        response=response,
-        resolved_run_id=run.run_id,
-        created_at=now,
-        updated_at=now,
-        **ran,
-    )
 
 
 def decide_requests(
@@ -108,16 +67,18 @@ def decide_requests(
 def _verdict(runner: AgentRunner, gate: CallGate, request: ActionRequest) -> Decision | ToolResultPart:
     """The entry's decision, or the error result of an entry that cannot run (never decided)."""
     validate = getattr(runner, "validate_args", None)
-    try:
-        problems = list(validate(request.tool, request.args)) if callable(validate) else []
-        if problems:
-            error = ErrorInfo(code="BEM-332", message=unfit_message(request.tool, problems))
-        else:
-            return gate.decide(request.tool, request.args, confirm_required=True)
-    except UnfitArgs as unfit:
-        error = ErrorInfo(code=UNREADABLE_CODE, message=unreadable_message(request.tool, unfit))
-    call_id = request.action_id or ""
-    return ToolResultPart(tool_call_id=call_id, name=request.tool, status="error", error=error)
+    found = verdict(
+        gate,
+        request.tool,
+        request.args,
+        confirm_required=True,
+        validate=validate if callable(validate) else None,
+    )
+    if isinstance(found, ErrorInfo):
+        call_id = request.action_id or ""
+        return ToolResultPart(tool_call_id=call_id, name=request.tool, status="error", error=found)
+    assert found is not None  # a gate always decides
+    return found
 
 
 def _told_unfit(unfit: list[ToolResultPart], emit: Emit) -> list[NewMessage]:

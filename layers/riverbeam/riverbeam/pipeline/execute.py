@@ -10,15 +10,15 @@ from collections.abc import MutableMapping
 from datetime import datetime
 from typing import Any
 
-from beam_store import Action, Grant, args_sha256, new_id
+from beam_store import Action, Grant, new_id
 
 from ..agent.registry import AgentInput, ResolvedAction, RunnerFailure
 from ..args_limits import check_call_args
 from ..errors import BeamError
 from ..models import AgentResult, RunStartedFrame, StreamAck
 from ..policy.gate import CallGate
+from . import actions, decisions, run_tracing, states, writes
 from . import approval_events as events
-from . import decisions, run_tracing, states, writes
 from .checks import is_uuid
 from .frames import FrameEmitter, FrameRecorder, FrameSink, closing_frames
 from .grants import grantable_tools, may_grant
@@ -79,8 +79,7 @@ def checked_result(result: object, *, finished: bool = True) -> AgentResult:
     for i, request in enumerate(result.action_required):
         # args nested too deep or too large fail the run with their code (BEM-045, BEM-046), not the store
         check_call_args(f"action_required.{i}.args", request.args)
-        request.action_id = request.action_id or new_id()
-        request.args_sha256 = args_sha256(request.args)
+        request.action_id = request.action_id or new_id()  # on this fresh copy: the runner's is left alone
     return result
 
 
@@ -197,6 +196,7 @@ def _close(
     failure: BeamError | None,
     emitter: FrameEmitter,
     recorder: FrameRecorder | None,
+    asked: list[Action],
     waiting: set[str],
 ) -> AgentResult:
     """The closing write, with the last frames and those not kept yet; the closing frames are sent once
@@ -216,6 +216,7 @@ def _close(
             now=setup.now(),
             frames=kept,
             frames_expire_at=expires_at,
+            asked=asked,
             waiting=waiting,
         )
     except Exception:
@@ -257,6 +258,14 @@ def _asked_again(setup: Setup, step: Step, result: AgentResult) -> tuple[dict[st
     }
 
 
+def _with_actions(
+    setup: Setup, step: Step, result: AgentResult, waiting: dict[str, Action]
+) -> tuple[AgentResult, list[Action]]:
+    """The Actions the result asks for, built once (actions.py), and the result showing them."""
+    asked = actions.asked(setup, step, result, waiting, setup.now())
+    return result.model_copy(update={"action_required": actions.requests(asked)}), asked
+
+
 def _without(result: AgentResult, gone: set[str], log: StepLog) -> AgentResult:
     """The result without the actions no longer pending: asked again, the open write would refuse them
     (the run failed BEM-500). An expired one is told to the agent by the interaction's next run."""
@@ -292,17 +301,9 @@ def _run_step(setup: Setup, step: Step, on_frame: FrameSink | None, *, record_fr
     log = StepLog(logger, step.ids())
     result, failure = _run_agent(setup, step, emitter, log)
     waiting, gone = _asked_again(setup, step, result)
-    result = _without(result, gone, log)
-    for request in result.action_required:
-        stored = waiting.get(request.action_id or "")
-        # one asked for again is left as it is stored (the open write keeps it): its time stays
-        request.expires_at = (
-            stored.expires_at if stored else setup.expires_at(step.run.agent_name, request.expires_after)
-        )
-        request.approvals = tool_approvals(setup, step.run.agent_name, step.runner, request.tool)
-        request.grantable = may_grant(request.tool, request.approvals, grantable_tools(step.runner))
+    result, asked = _with_actions(setup, step, _without(result, gone, log), waiting)
     try:
-        return _close(setup, step, result, failure, emitter, recorder, set(waiting))
+        return _close(setup, step, result, failure, emitter, recorder, asked, set(waiting))
     except Exception as error:
         closing_failure = as_failure(error)
     # an action asked again that an expiry took after it was read loses the open write: read again, and
@@ -310,8 +311,9 @@ def _run_step(setup: Setup, step: Step, on_frame: FrameSink | None, *, record_fr
     _, gone = _asked_again(setup, step, result) if waiting else ({}, set())
     if gone:
         result = _without(result, gone, log)
+        asked = [a for a in asked if a.action_id not in gone]
         try:
-            return _close(setup, step, result, failure, emitter, recorder, set(waiting) - gone)
+            return _close(setup, step, result, failure, emitter, recorder, asked, set(waiting) - gone)
         except Exception as error:
             closing_failure = as_failure(error)
     log.error("closing the run failed", extra={"code": closing_failure.code})

@@ -37,16 +37,14 @@ from beam_store import (
     StoreConflict,
     ToolOutcome,
     ToolResultPart,
-    args_sha256,
     new_id,
 )
 from beam_store.records import ContentPart
 
 from ..errors import BeamError
 from ..models import AgentResult, NewMessage
-from ..telemetry import carriers
+from . import actions, states
 from . import approval_events as events
-from . import decisions, states
 from .approval_events import ApprovalEvent
 from .step import Step
 
@@ -152,35 +150,6 @@ def _replies(step: Step, result: AgentResult, outcomes: list[Action], now: str) 
     ]
 
 
-def _asked(step: Step, result: AgentResult, now: str) -> list[Action]:
-    """The actions the agent asks approval for, pending, each with the asking run's trace context (its
-    `invoke_agent` span is current while it closes) for the run that resumes it to link to."""
-    run = step.run
-    traceparent = carriers.outgoing().get(carriers.TRACEPARENT)
-    return [
-        Action(
-            action_id=request.action_id or new_id(),
-            session_id=run.session_id,
-            interaction_id=run.interaction_id,
-            run_id=run.run_id,
-            user_id=step.session.user_id,
-            agent_name=run.agent_name,
-            kind=request.kind,
-            tool=request.tool,
-            args=request.args,
-            args_sha256=args_sha256(request.args),
-            status="pending",
-            expires_at=request.expires_at,
-            approvals=request.approvals,
-            grantable=request.grantable,
-            traceparent=traceparent,
-            created_at=now,
-            updated_at=now,
-        )
-        for request in result.action_required
-    ]
-
-
 def close(
     store: BeamStore,
     step: Step,
@@ -190,6 +159,7 @@ def close(
     frames: list[dict[str, Any]] | None = None,
     now: str,
     frames_expire_at: int = 0,
+    asked: Sequence[Action] = (),
     waiting: Collection[str] = (),
 ) -> list[ApprovalEvent]:
     """The step's closing write: the run ends `interrupted`, `completed` or (with `failure`) `failed`.
@@ -214,9 +184,9 @@ def close(
         }
     )
     outcomes = _ran(step, result)
-    opened = _asked(step, result, now) if failure is None else []
+    opened = list(asked) if failure is None else []
     requested = events.approval_events(events.REQUESTED, [a for a in opened if a.action_id not in waiting])
-    decided = decisions.decided_actions(step, result, now)
+    decided = actions.decided(step, result, now)
     told = requested + events.approval_events(events.DECIDED, decided)
     state_op, state = states.closing(step.runner, result, failure is not None)
     commit(

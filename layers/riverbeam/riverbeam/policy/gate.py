@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from beam_store import Grant, args_sha256
+from beam_store import ErrorInfo, Grant, args_sha256
 
-from .decision import Decision
+from ..tools import unfit_message
+from .decision import UNREADABLE_CODE, Decision, unreadable_message
+from .values import UnfitArgs
 
 if TYPE_CHECKING:
     from .cedar import Policy
@@ -22,6 +24,10 @@ if TYPE_CHECKING:
 ASK = Decision("ask")
 RUN = Decision("allow")
 GrantsReader = Callable[[], Iterable[Grant]]
+# the (field, problem) pairs of args that do not fit a tool's schema (a runner's validate_args)
+Validate = Callable[[str, dict[str, Any]], Iterable[tuple[str, str]]]
+# the code of a call whose args do not fit its tool's schema: never decided nor asked about
+UNFIT_CODE = "BEM-332"
 
 
 class CallGate:
@@ -78,6 +84,26 @@ class CallGate:
             confirm_required=confirm_required,
             session_id=self.session_id,
         )
+
+
+def verdict(
+    gate: CallGate | None,
+    tool: str,
+    args: dict[str, Any],
+    *,
+    confirm_required: bool,
+    validate: Validate | None = None,
+) -> Decision | ErrorInfo | None:
+    """The one verdict on a proposed call, whatever the runner: why it cannot run (its args do not fit the
+    tool's schema, strictly, or hold a number the policy cannot read: never decided nor asked about,
+    CONTRACT 3.12), else the gate's decision (None: no gate, the tool's confirm_required decides)."""
+    try:
+        problems = list(validate(tool, args)) if validate is not None else []
+        if problems:
+            return ErrorInfo(code=UNFIT_CODE, message=unfit_message(tool, problems))
+        return gate.decide(tool, args, confirm_required=confirm_required) if gate is not None else None
+    except UnfitArgs as unfit:
+        return ErrorInfo(code=UNREADABLE_CODE, message=unreadable_message(tool, unfit))
 
 
 def recorded(decision: Decision, *, confirm_required: bool) -> bool:
