@@ -1,0 +1,138 @@
+"""A LangGraph agent (`create_agent` with HumanInTheLoopMiddleware, no checkpointer) inside Riverbeam,
+on every store (CONTRACT 15): each call it makes passes the gate, a pause is kept as the interaction's
+state and resumed in another RiverBeam, each tool runs once, the model is told of edits, rejections and
+denials, the session's messages and frames are Riverbeam's."""
+
+from __future__ import annotations
+
+from beam_store import BeamStore, ToolResultPart
+
+from tests.support.langgraph_agent import LangGraphAgent, calls
+
+PUSH = calls(("push", {"ref": "docs/update"}))
+POLICY = """\
+@id("docs-unattended") permit (principal, action == Action::"run_unattended", resource == Tool::"push")
+  when { context.args has ref && context.args.ref like "docs/*" };
+@id("no-secrets") forbid (principal, action, resource == Tool::"read")
+  when { context.args has path && context.args.path like "*secret*" };
+"""
+
+
+def test_a_marked_call_asks_and_runs_once_approved_in_another_beam(store: BeamStore) -> None:
+    first = LangGraphAgent(store, PUSH)
+    result = first.invoke()
+    assert result.interrupted and [(a.tool, a.args) for a in result.action_required] == [
+        ("push", {"ref": "docs/update"})
+    ]
+    assert first.pushed == []
+    second = LangGraphAgent(store, PUSH)
+    second.answer(result)
+    assert (first.pushed, second.pushed) == ([], ["docs/update"])
+    assert second.last_text(result) == "told: pushed docs/update"
+    [action] = store.list_actions(str(result.interaction_id))
+    assert action.outcome is not None and action.outcome.output == "pushed docs/update"
+
+
+def test_an_edited_call_runs_with_the_edited_args_and_the_model_sees_them(store: BeamStore) -> None:
+    result = LangGraphAgent(store, PUSH).invoke()
+    second = LangGraphAgent(store, PUSH)
+    asked = result.action_required[0]
+    second.answer(result, edited_args={"ref": "docs/other"}, args_sha256=asked.args_sha256)
+    assert second.pushed == ["docs/other"]
+    assert '{"ref": "docs/other"}' in second.last_text(result)  # the middleware's own edit notice
+    parts = [p for m in store.list_messages(str(result.session_id)) for p in m.content]
+    [ran] = [p for p in parts if isinstance(p, ToolResultPart)]
+    assert ran.status == "ok" and ran.edited_args == {"ref": "docs/other"}
+
+
+def test_a_rejections_reason_reaches_the_model(store: BeamStore) -> None:
+    result = LangGraphAgent(store, PUSH).invoke()
+    second = LangGraphAgent(store, PUSH)
+    second.answer(result, status="cancelled", reason="not before the release")
+    assert second.pushed == []
+    assert "rejected the tool call for `push` with reason: not before the release" in second.last_text(result)
+
+
+def test_the_policy_denies_a_call_the_framework_does_not_gate(store: BeamStore) -> None:
+    agent = LangGraphAgent(store, calls(("read", {"path": "the-secret"})), policy=POLICY)
+    result = agent.invoke()
+    assert not result.interrupted and agent.reads == []
+    assert "no-secrets" in result.text() and "read" in result.text()
+    [refused] = agent.frames_of("tool_result")
+    assert refused["status"] == "refused"
+
+
+def test_the_policy_allows_a_call_the_framework_gates(store: BeamStore) -> None:
+    agent = LangGraphAgent(store, PUSH, policy=POLICY)
+    result = agent.invoke()
+    assert not result.interrupted and agent.pushed == ["docs/update"]
+    assert result.text() == "told: pushed docs/update"
+    [call] = agent.frames_of("tool_call")
+    assert call["decision"] == "allow" and call["decided_by"]["policy_ids"] == ["docs-unattended"]
+
+
+def test_args_that_do_not_fit_are_never_asked_about(store: BeamStore) -> None:
+    agent = LangGraphAgent(store, calls(("read", {"path": "a", "size": "two"})))
+    result = agent.invoke()
+    assert not result.interrupted and agent.reads == []
+    assert "BEM-332" in result.text() and "size" in result.text()
+    assert store.list_actions(str(result.interaction_id)) == []
+
+
+def test_two_calls_of_a_turn_answered_one_at_a_time_each_run_once(store: BeamStore) -> None:
+    turn = calls(("push", {"ref": "docs/a"}), ("read", {"path": "a"}), ("push", {"ref": "docs/b"}))
+    result = LangGraphAgent(store, turn).invoke()
+    assert [a.args["ref"] for a in result.action_required] == ["docs/a", "docs/b"]
+    second = LangGraphAgent(store, turn)
+    second.answer(result, 0)  # the graph resumes only once both are answered
+    assert (second.pushed, second.reads) == ([], [])
+    third = LangGraphAgent(store, turn)
+    third.answer(result, 1)
+    assert (sorted(third.pushed), third.reads) == (["docs/a", "docs/b"], ["a"])  # tools run in parallel
+    assert third.last_text(result) == "told: pushed docs/a | xxxx | pushed docs/b"
+    # the last answered keeps its outcome (the store records one only on the run that resolved it)
+    outcomes = {a.args["ref"]: a.outcome for a in store.list_actions(str(result.interaction_id))}
+    assert outcomes["docs/b"] is not None and outcomes["docs/b"].output == "pushed docs/b"
+    # the messages in order: the person's, the calls, both answers, the three results, the answer
+    assert third.roles(result) == ["human", "ai", "human", "human", "tool", "tool", "tool", "ai"]
+
+
+def test_a_state_over_the_item_limit_reads_back_whole(store: BeamStore) -> None:
+    turns = (calls(("read", {"path": "big", "size": 500_000})), PUSH)
+    result = LangGraphAgent(store, *turns).invoke()
+    assert result.interrupted
+    kept = store.get_state(str(result.interaction_id))
+    assert kept is not None and len(str(kept)) > 400_000
+    second = LangGraphAgent(store, *turns)
+    second.answer(result)
+    assert second.pushed == ["docs/update"] and second.reads == []
+    assert second.last_text(result) == "told: pushed docs/update"
+
+
+def test_a_changed_tool_schema_fails_the_resume_and_runs_nothing(store: BeamStore) -> None:
+    result = LangGraphAgent(store, PUSH).invoke()
+    changed = LangGraphAgent(store, PUSH, push_takes_force=True)
+    changed.answer(result)
+    assert changed.pushed == []
+    [error] = changed.frames_of("error")
+    assert error["code"] == "BEM-083" and "'push'" in error["message"]
+
+
+def test_the_next_interaction_sees_the_conversation(store: BeamStore) -> None:
+    agent = LangGraphAgent(store, calls(("read", {"path": "notes"})))
+    first = agent.invoke("Read my notes")
+    agent.invoke("And again?", session_id=str(first.session_id))
+    seen = [str(m.content) for m in agent.model.seen[-1]]
+    assert seen[0] == "Read my notes" and "xxxx" in seen and "told: xxxx" in seen
+    assert seen[-1] == "And again?"
+
+
+def test_frames_stream_the_calls_their_results_and_the_text(store: BeamStore) -> None:
+    agent = LangGraphAgent(store, calls(("read", {"path": "notes"})))
+    result = agent.invoke()
+    types = [f["type"] for f in agent.frames]
+    assert {"tool_call", "tool_result", "text_delta", "done"} <= set(types)
+    assert types.index("tool_call") < types.index("tool_result") < types.index("text_delta")
+    assert "".join(f["text"] for f in agent.frames_of("text_delta")) == result.text() == "told: xxxx"
+    [call], [ran] = agent.frames_of("tool_call"), agent.frames_of("tool_result")
+    assert call["tool_call_id"] == ran["tool_call_id"] and ran["output"] == "xxxx"
