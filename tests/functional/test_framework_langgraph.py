@@ -15,7 +15,10 @@ POLICY = """\
   when { context.args has ref && context.args.ref like "docs/*" };
 @id("no-secrets") forbid (principal, action, resource == Tool::"read")
   when { context.args has path && context.args.path like "*secret*" };
+@id("ask-private") forbid (principal, action == Action::"run_unattended", resource == Tool::"read")
+  when { context.args has path && context.args.path like "private/*" };
 """
+READ_PRIVATE = calls(("read", {"path": "private/a"}))
 
 
 def test_a_marked_call_asks_and_runs_once_approved_in_another_beam(store: BeamStore) -> None:
@@ -69,6 +72,23 @@ def test_the_policy_allows_a_call_the_framework_gates(store: BeamStore) -> None:
     assert result.text() == "told: pushed docs/update"
     [call] = agent.frames_of("tool_call")
     assert call["decision"] == "allow" and call["decided_by"]["policy_ids"] == ["docs-unattended"]
+
+
+def test_a_call_the_framework_does_not_gate_asked_by_the_policy_runs_edited(store: BeamStore) -> None:
+    result = LangGraphAgent(store, READ_PRIVATE, policy=POLICY).invoke()
+    assert result.interrupted and [a.tool for a in result.action_required] == ["read"]
+    second = LangGraphAgent(store, READ_PRIVATE, policy=POLICY)
+    second.answer(result, edited_args={"path": "private/b"})
+    assert second.reads == ["private/b"]
+    assert 'it ran with the arguments {"path":"private/b"}' in second.last_text(result)
+
+
+def test_a_call_the_framework_does_not_gate_rejected_is_told_with_the_reason(store: BeamStore) -> None:
+    result = LangGraphAgent(store, READ_PRIVATE, policy=POLICY).invoke()
+    second = LangGraphAgent(store, READ_PRIVATE, policy=POLICY)
+    second.answer(result, status="cancelled", reason="too private")
+    assert second.reads == []
+    assert second.last_text(result) == "told: User rejected the tool call for `read` with reason: too private"
 
 
 def test_args_that_do_not_fit_are_never_asked_about(store: BeamStore) -> None:

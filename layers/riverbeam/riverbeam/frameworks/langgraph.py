@@ -365,7 +365,8 @@ class _Turn:
         if answer is None:  # expired unanswered: a rejection that says so (its message is stored)
             return _refused(calls.expired(call.call_id) or CANCELLED)
         if answer.status == "cancelled":  # the pipeline stores its refused tool message
-            return _refused(answer.reason or CANCELLED)
+            reason = answer.reason or CANCELLED  # told as the middleware tells a rejection
+            return _refused(reason, f"User rejected the tool call for `{call.tool}` with reason: {reason}")
         runs = calls.runs_with(answer, call.args)
         if isinstance(runs, Verdict):  # the args are not the approved ones: it does not run
             assert runs.refusal is not None
@@ -377,5 +378,7 @@ class _Turn:
         return _Plan(args=runs, edited=True, notice=not edits), edit
 
 
-def _refused(message: str) -> tuple[_Plan, dict[str, Any]]:
-    return _Plan(refusal=message), {"type": "reject", "message": message}
+def _refused(message: str, told: str | None = None) -> tuple[_Plan, dict[str, Any]]:
+    """A call that does not run: the middleware's rejection with `message`; the runner's gate tells the
+    model `told` (else `message`) in its place."""
+    return _Plan(refusal=told or message), {"type": "reject", "message": message}
