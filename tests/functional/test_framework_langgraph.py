@@ -5,6 +5,10 @@ denials, the session's messages and frames are Riverbeam's."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import pytest
 from beam_store import BeamStore, ToolResultPart
 
 from tests.support.langgraph_agent import LangGraphAgent, calls
@@ -156,3 +160,10 @@ def test_frames_stream_the_calls_their_results_and_the_text(store: BeamStore) ->
     assert "".join(f["text"] for f in agent.frames_of("text_delta")) == result.text() == "told: xxxx"
     [call], [ran] = agent.frames_of("tool_call"), agent.frames_of("tool_result")
     assert call["tool_call_id"] == ran["tool_call_id"] and ran["output"] == "xxxx"
+
+
+def test_the_docs_example_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
+    page = (Path(__file__).parents[2] / "docs" / "frameworks" / "langgraph.md").read_text(encoding="utf-8")
+    [example] = re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL)
+    exec(compile(example, "docs/frameworks/langgraph.md", "exec"), {})
+    assert "Deployed." in capsys.readouterr().out
