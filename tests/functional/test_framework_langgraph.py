@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from beam_store import BeamStore, ToolResultPart
 
+from tests.support.clock import Clock
 from tests.support.langgraph_agent import LangGraphAgent, calls
 
 PUSH = calls(("push", {"ref": "docs/update"}))
@@ -167,3 +168,31 @@ def test_the_docs_example_runs_offline(capsys: pytest.CaptureFixture[str]) -> No
     [example] = re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL)
     exec(compile(example, "docs/frameworks/langgraph.md", "exec"), {})
     assert "Deployed." in capsys.readouterr().out
+
+
+def test_the_middlewares_per_call_interrupts_are_answered_and_each_tool_runs_once(store: BeamStore) -> None:
+    turn = calls(("read", {"path": "a"}), ("push", {"ref": "docs/a"}))
+    per_call = {"interrupt_on": {"push": True}, "interrupt_mode": "per_call"}
+    result = LangGraphAgent(store, turn, hitl=per_call).invoke()
+    assert [a.tool for a in result.action_required] == ["push"]
+    second = LangGraphAgent(store, turn, hitl=per_call)
+    second.answer(result, edited_args={"ref": "docs/b"})
+    assert (second.pushed, second.reads) == (["docs/b"], ["a"])
+    assert second.last_text(result).startswith("told: xxxx | ")
+    assert result.usage is not None and result.usage.output_tokens == 2
+
+
+def test_an_expired_call_is_a_rejection_that_says_so_and_the_model_reads_what_came_next(
+    store: BeamStore,
+) -> None:
+    clock = Clock()
+    first = LangGraphAgent(store, PUSH, clock=clock)
+    result = first.invoke()
+    clock.advance(days=2)
+    later = LangGraphAgent(store, PUSH, clock=clock)
+    again = later.invoke("and now?", session_id=str(result.session_id), interaction_id=result.interaction_id)
+    assert not again.interrupted and later.pushed == []
+    expired = [str(m.content) for m in later.model.seen[-2]][-1]
+    assert "rejected the tool call for `push` with reason: BEM-070" in expired
+    assert [str(m.content) for m in later.model.seen[-1]][-1] == "and now?"
+    assert store.list_actions(str(result.interaction_id))[0].status == "expired"

@@ -8,6 +8,7 @@ import json
 import re
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 from typing import Any
 
 from beam_store import BeamStore
@@ -75,7 +76,7 @@ def calls(*made: tuple[str, dict[str, Any]]) -> AIMessage:
 
 class LangGraphAgent:
     """`author`, a create_agent graph in a RiverBeam on `store`: `push` (asks: the middleware marks it),
-    `read` (does not); what each ran with is counted."""
+    `read` (does not); what each ran with is counted. `hitl`: the middleware's arguments."""
 
     def __init__(
         self,
@@ -83,7 +84,8 @@ class LangGraphAgent:
         *turns: Turn,
         policy: str | None = None,
         push_takes_force: bool = False,
-        interrupt_on: dict[str, Any] | None = None,
+        hitl: dict[str, Any] | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.pushed: list[str] = []
         self.reads: list[str] = []
@@ -110,17 +112,19 @@ class LangGraphAgent:
             return "x" * size
 
         self.model = ScriptedChatModel(script=[*turns, told])
-        middleware = HumanInTheLoopMiddleware(interrupt_on=interrupt_on or {"push": True})
+        middleware = HumanInTheLoopMiddleware(**(hitl or {"interrupt_on": {"push": True}}))
         tools = [forced_push if push_takes_force else push, read]
         graph = create_agent(self.model, tools, middleware=[middleware])
-        self.beam = RiverBeam(store)
+        self.beam = RiverBeam(store, clock=clock) if clock is not None else RiverBeam(store)
         self.beam.register_agent(
             "author", LangGraphRunner(graph), policy=Policy(policy) if policy is not None else None
         )
         self.store = store
 
-    def invoke(self, text: str = "Push docs/update", session_id: str | None = None) -> AgentResult:
-        body = invoke_body(session_id=session_id, text=text)
+    def invoke(
+        self, text: str = "Push docs/update", session_id: str | None = None, **more: Any
+    ) -> AgentResult:
+        body = invoke_body(session_id=session_id, text=text, **more)
         result = self.beam.invoke(body, on_frame=lambda f: self.frames.append(f.model_dump(mode="json")))
         assert isinstance(result, AgentResult)
         return result

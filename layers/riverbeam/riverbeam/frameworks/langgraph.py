@@ -170,6 +170,9 @@ class LangGraphRunner:
         turn.answers.update({a.action_id: a for a in input.actions})
         payload: Any = None
         resuming = bool(state.get("graph"))  # the graph stands at its pause: decided before it streams
+        # a person's message that came with the resume (or with an invoke after an expiry): the model
+        # reads it once the paused turn is over
+        said = kept_state.said_now(input) if resuming else None
         if resuming:
             kept_state.restored(saver, config, state["graph"])
         else:
@@ -180,8 +183,12 @@ class LangGraphRunner:
                 usage = self._stream(graph, payload, config, calls, emit, usage)
             resuming = False
             snapshot = graph.get_state(config)
-            if not snapshot.next:
+            if not snapshot.next and said is None:
                 return calls.result(kept_state.text_of(snapshot.values["messages"][-1]), usage=usage)
+            if not snapshot.next:
+                graph.update_state(config, {"messages": [said]}, as_node=TOOLS_NODE)  # on to the model
+                said, payload = None, None
+                continue
             pending = _pending(snapshot.values["messages"])
             if turn.decide(calls, pending):  # calls still waiting for a person: the run pauses
                 kept = {"graph": kept_state.saved(saver, config), "ids": calls.ids, **turn.dump()}

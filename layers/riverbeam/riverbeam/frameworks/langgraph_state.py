@@ -108,6 +108,14 @@ def conversation(input: AgentInput) -> list[BaseMessage]:
     return out
 
 
+def said_now(input: AgentInput) -> BaseMessage | None:
+    """This step's input as a person's message, where it has text."""
+    from langchain_core.messages import HumanMessage
+
+    text = "".join(p.text for p in input.content if isinstance(p, TextPart))
+    return HumanMessage(content=text) if text else None
+
+
 def text_of(message: Any) -> str:
     """A LangChain message's text (its content a string or a list of blocks)."""
     content = getattr(message, "content", "")
