@@ -15,43 +15,26 @@ import copy
 import dataclasses
 import hashlib
 import threading
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
-from beam_store import ErrorInfo, TokenUsage, ToolResultPart, canonical_json
+from beam_store import ErrorInfo, TokenUsage, canonical_json
 
-from ..agent.registry import AgentInput, Emit, ResolvedAction, RunnerFailure
+from ..agent.registry import AgentInput, Emit, RunnerFailure
 from ..models import AgentResult, TextDeltaFrame
 from . import langgraph_state as kept_state
-from .calls import GatedCalls, Verdict
+from . import langgraph_turn as turns
+from .calls import GatedCalls
+from .langgraph_turn import Call, Plan, Turn
 
 if TYPE_CHECKING:
     from langchain_core.messages import ToolMessage
     from langchain_core.runnables import RunnableConfig
 
 TOOLS_NODE = "tools"
-# what the model is told of a call a person cancelled without a reason
-CANCELLED = "the person cancelled the action"
 # prepended to the result of a call the person edited where the middleware did not edit it itself
 EDIT_NOTICE = "A person edited this tool call before it ran; it ran with the arguments {args}."
 # the graph's stops in one run (each tools step and each interrupt is one): a graph that never ends
 MAX_STOPS = 64
-
-
-class _Call(NamedTuple):
-    call_id: str
-    tool: str
-    args: dict[str, Any]
-
-
-class _Plan(NamedTuple):
-    """What the runner's gate does with a call: run it (with `args` where not the model's, `edited` where
-    a person edited them; `notice`: the gate tells the model so, where the middleware does not) or tell
-    the model `refusal` in its place."""
-
-    args: dict[str, Any] | None = None
-    refusal: str | None = None
-    edited: bool = False
-    notice: bool = False
 
 
 def _tool_schema(tool: Any) -> Any:
@@ -75,7 +58,7 @@ class LangGraphRunner:
         self._tools: dict[str, Any] = dict(nodes[TOOLS_NODE].runnable.tools_by_name)
         found = [getattr(getattr(spec.runnable, "func", None), "__self__", None) for spec in nodes.values()]
         self._hitl = next((m for m in found if isinstance(m, HumanInTheLoopMiddleware)), None)
-        self._plans: dict[str, dict[str, _Plan]] = {}
+        self._plans: dict[str, dict[str, Plan]] = {}
         self._lock = threading.Lock()
         self._graph = self._compiled(graph)
 
@@ -166,7 +149,7 @@ class LangGraphRunner:
         saver = InMemorySaver()
         graph = self._graph.copy(update={"checkpointer": saver})
         config: RunnableConfig = {"configurable": {"thread_id": input.run_id}}
-        turn = _Turn(state)
+        turn = Turn(state)
         turn.answers.update({a.action_id: a for a in input.actions})
         payload: Any = None
         resuming = bool(state.get("graph"))  # the graph stands at its pause: decided before it streams
@@ -189,7 +172,7 @@ class LangGraphRunner:
                 graph.update_state(config, {"messages": [said]}, as_node=TOOLS_NODE)  # on to the model
                 said, payload = None, None
                 continue
-            pending = _pending(snapshot.values["messages"])
+            pending = turns.pending(snapshot.values["messages"])
             if turn.decide(calls, pending):  # calls still waiting for a person: the run pauses
                 kept = {"graph": kept_state.saved(saver, config), "ids": calls.ids, **turn.dump()}
                 return calls.result(state=kept, usage=usage)
@@ -259,7 +242,7 @@ class LangGraphRunner:
         with self._lock:
             plan = self._plans.get(run_id, {}).get(call["id"])
         if plan is None:  # never decided: never run
-            plan = _Plan(refusal=f"{call['name']}: the call was not decided by Riverbeam's gate")
+            plan = Plan(refusal=f"{call['name']}: the call was not decided by Riverbeam's gate")
         if plan.refusal is not None:
             return ToolMessage(
                 content=plan.refusal, tool_call_id=call["id"], name=call["name"], status="error"
@@ -272,7 +255,7 @@ class LangGraphRunner:
             result = result.model_copy(update={"content": f"{notice}\n\n{kept_state.text_of(result)}"})
         return result
 
-    def _resume(self, value: Any, pending: list[_Call], decisions: dict[str, dict[str, Any]]) -> Any:
+    def _resume(self, value: Any, pending: list[Call], decisions: dict[str, dict[str, Any]]) -> Any:
         """The middleware's interrupt answered as Riverbeam decided: batched (one decision per call it
         asked about, in order) or per call."""
         if isinstance(value, dict) and value.get("type") == "tool_approval":
@@ -292,21 +275,6 @@ class LangGraphRunner:
         return decision if decision["type"] in self._allows(tool) else {"type": "approve"}
 
 
-def _pending(messages: list[Any]) -> list[_Call]:
-    """The calls of the last ai message that have no result yet."""
-    from langchain_core.messages import AIMessage, ToolMessage
-
-    last = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), None)
-    if last is None:
-        return []
-    done = {m.tool_call_id for m in messages[last:] if isinstance(m, ToolMessage)}
-    return [
-        _Call(c["id"] or "", c["name"], dict(c["args"]))
-        for c in messages[last].tool_calls
-        if c["id"] not in done
-    ]
-
-
 def _added(usage: TokenUsage | None, reported: Any) -> TokenUsage | None:
     if not reported:
         return usage
@@ -314,78 +282,3 @@ def _added(usage: TokenUsage | None, reported: Any) -> TokenUsage | None:
         input_tokens=reported.get("input_tokens", 0), output_tokens=reported.get("output_tokens", 0)
     )
     return used if usage is None else usage + used
-
-
-class _Turn:
-    """The paused turn's calls as decided (`verdicts`, by the framework's call id) and the answers that
-    came for them (`answers`, by action id), kept in the state until the last one arrives."""
-
-    def __init__(self, state: dict[str, Any]) -> None:
-        self.verdicts: dict[str, Verdict] = {}
-        for call_id, (effect, action_id, refusal) in (state.get("verdicts") or {}).items():
-            part = ToolResultPart.model_validate(refusal) if refusal else None
-            self.verdicts[call_id] = Verdict(effect, action_id, part)
-        self.answers: dict[str, ResolvedAction] = {
-            k: ResolvedAction.model_validate(v) for k, v in (state.get("answers") or {}).items()
-        }
-
-    def dump(self) -> dict[str, Any]:
-        return {
-            "verdicts": {
-                k: [v.effect, v.action_id, v.refusal.model_dump(mode="json") if v.refusal else None]
-                for k, v in self.verdicts.items()
-            },
-            "answers": {k: v.model_dump(mode="json") for k, v in self.answers.items()},
-        }
-
-    def decide(self, calls: GatedCalls, pending: list[_Call]) -> bool:
-        """Each call of the turn not decided yet through the gate; whether some still wait for a person."""
-        waiting = False
-        self.verdicts = {c.call_id: self.verdicts[c.call_id] for c in pending if c.call_id in self.verdicts}
-        asked = {v.action_id for v in self.verdicts.values()}
-        self.answers = {k: v for k, v in self.answers.items() if k in asked}
-        for call in pending:
-            verdict = self.verdicts.get(call.call_id)
-            if verdict is None:
-                verdict = self.verdicts[call.call_id] = calls.propose(*call)
-                if verdict.refusal is not None:  # denied, or args unfit: the model is told
-                    calls.told(verdict.refusal)
-                waiting = waiting or verdict.effect == "ask"
-            elif verdict.effect == "ask" and not self._answered(calls, call):
-                calls.wait(*call)
-                waiting = True
-        return waiting
-
-    def _answered(self, calls: GatedCalls, call: _Call) -> bool:
-        return (
-            self.verdicts[call.call_id].action_id in self.answers or calls.expired(call.call_id) is not None
-        )
-
-    def settle(self, calls: GatedCalls, call: _Call, edits: bool) -> tuple[_Plan, dict[str, Any]]:
-        """What the runner's gate does with a decided call, and the middleware's decision for it."""
-        verdict = self.verdicts[call.call_id]
-        if verdict.effect != "ask":
-            if verdict.refusal is not None:
-                return _refused(verdict.message)
-            return _Plan(), {"type": "approve"}
-        answer = self.answers.get(verdict.action_id)
-        if answer is None:  # expired unanswered: a rejection that says so (its message is stored)
-            return _refused(calls.expired(call.call_id) or CANCELLED)
-        if answer.status == "cancelled":  # the pipeline stores its refused tool message
-            reason = answer.reason or CANCELLED  # told as the middleware tells a rejection
-            return _refused(reason, f"User rejected the tool call for `{call.tool}` with reason: {reason}")
-        runs = calls.runs_with(answer, call.args)
-        if isinstance(runs, Verdict):  # the args are not the approved ones: it does not run
-            assert runs.refusal is not None
-            calls.told(runs.refusal)
-            return _refused(runs.message)
-        if not answer.edited:
-            return _Plan(args=runs), {"type": "approve"}
-        edit = {"type": "edit", "edited_action": {"name": call.tool, "args": runs}}
-        return _Plan(args=runs, edited=True, notice=not edits), edit
-
-
-def _refused(message: str, told: str | None = None) -> tuple[_Plan, dict[str, Any]]:
-    """A call that does not run: the middleware's rejection with `message`; the runner's gate tells the
-    model `told` (else `message`) in its place."""
-    return _Plan(refusal=told or message), {"type": "reject", "message": message}
