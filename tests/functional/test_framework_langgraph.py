@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 from beam_store import BeamStore, ToolResultPart
+from riverbeam.telemetry import attributes as attr
 
 from tests.support.clock import Clock
 from tests.support.langgraph_agent import LangGraphAgent, calls
+from tests.support.spans import recording
 
 PUSH = calls(("push", {"ref": "docs/update"}))
 POLICY = """\
@@ -196,3 +198,20 @@ def test_an_expired_call_is_a_rejection_that_says_so_and_the_model_reads_what_ca
     assert "rejected the tool call for `push` with reason: BEM-070" in expired
     assert [str(m.content) for m in later.model.seen[-1]][-1] == "and now?"
     assert store.list_actions(str(result.interaction_id))[0].status == "expired"
+
+
+def test_each_tool_that_runs_has_its_span_in_the_runs_trace(store: BeamStore) -> None:
+    turn = calls(("read", {"path": "a"}), ("push", {"ref": "docs/a"}))
+    result = LangGraphAgent(store, turn).invoke()
+    for recorded in recording():
+        LangGraphAgent(store, turn).answer(result)
+        [run] = recorded.named("invoke_agent author")
+        assert run.context is not None
+        traced = {s.name: dict(s.attributes or {}) for s in recorded.spans() if s.context is not None}
+        assert {s.context.trace_id for s in recorded.spans() if s.context is not None} == {
+            run.context.trace_id
+        }
+        asked = result.action_required[0]
+        assert traced["execute_tool push"][attr.DECISION] == "ask"
+        assert traced["execute_tool push"][attr.ACTION_ID] == asked.action_id
+        assert traced["execute_tool read"][attr.DECISION] == "allow"

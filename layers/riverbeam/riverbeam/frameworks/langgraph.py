@@ -15,6 +15,7 @@ import copy
 import dataclasses
 import hashlib
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from beam_store import ErrorInfo, TokenUsage, canonical_json
@@ -249,10 +250,32 @@ class LangGraphRunner:
             )
         if plan.args is not None:
             request = request.override(tool_call={**call, "args": dict(plan.args)})
-        result = inner(request, handler) if inner is not None else handler(request)
+        result = self._traced(plan, request, lambda: inner(request, handler) if inner else handler(request))
         if plan.notice and isinstance(result, ToolMessage):
             notice = EDIT_NOTICE.format(args=canonical_json(plan.args or {}))
             result = result.model_copy(update={"content": f"{notice}\n\n{kept_state.text_of(result)}"})
+        return result
+
+    @staticmethod
+    def _traced(plan: Plan, request: Any, run: Callable[[], Any]) -> Any:
+        """The tool's call in its `execute_tool` span: `ask` where a person approved it, else `allow`."""
+        from langchain_core.messages import ToolMessage
+
+        from ..telemetry import spans
+
+        call, answer = request.tool_call, plan.answer
+        with spans.tool_span(
+            tool=call["name"],
+            call_id=plan.action_id,
+            args=call["args"],
+            decision="ask" if answer is not None else "allow",
+            action_id=answer.action_id if answer is not None else None,
+            args_sha256=answer.args_sha256 if answer is not None else None,
+            decided_by=answer.decided_by if answer is not None else None,
+        ) as span:
+            result = run()
+            failed = isinstance(result, ToolMessage) and result.status == "error"
+            spans.tool_outcome(span, status="error" if failed else "ok", code="BEM-331" if failed else None)
         return result
 
     def _resume(self, value: Any, pending: list[Call], decisions: dict[str, dict[str, Any]]) -> Any:

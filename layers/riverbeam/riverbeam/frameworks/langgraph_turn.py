@@ -30,6 +30,9 @@ class Plan(NamedTuple):
     refusal: str | None = None
     edited: bool = False
     notice: bool = False
+    # for its `execute_tool` span: Riverbeam's id of the call, and the person's answer where one was asked
+    action_id: str = ""
+    answer: ResolvedAction | None = None
 
 
 def pending(messages: list[Any]) -> list[Call]:
@@ -98,7 +101,7 @@ class Turn:
         if verdict.effect != "ask":
             if verdict.refusal is not None:
                 return refused(verdict.message)
-            return Plan(), {"type": "approve"}
+            return Plan(action_id=verdict.action_id), {"type": "approve"}
         answer = self.answers.get(verdict.action_id)
         if answer is None:  # expired unanswered: a rejection that says so (its message is stored)
             return refused(calls.expired(call.call_id) or CANCELLED)
@@ -111,9 +114,10 @@ class Turn:
             calls.told(runs.refusal)
             return refused(runs.message)
         if not answer.edited:
-            return Plan(args=runs), {"type": "approve"}
+            return Plan(args=runs, action_id=verdict.action_id, answer=answer), {"type": "approve"}
         edit = {"type": "edit", "edited_action": {"name": call.tool, "args": runs}}
-        return Plan(args=runs, edited=True, notice=not edits), edit
+        plan = Plan(runs, None, True, not edits, verdict.action_id, answer)
+        return plan, edit
 
 
 def refused(message: str, told: str | None = None) -> tuple[Plan, dict[str, Any]]:
