@@ -215,3 +215,20 @@ def test_each_tool_that_runs_has_its_span_in_the_runs_trace(store: BeamStore) ->
         assert traced["execute_tool push"][attr.DECISION] == "ask"
         assert traced["execute_tool push"][attr.ACTION_ID] == asked.action_id
         assert traced["execute_tool read"][attr.DECISION] == "allow"
+
+
+def test_a_denied_call_beside_an_asked_one_is_told_once(store: BeamStore) -> None:
+    turn = calls(("read", {"path": "the-secret"}), ("push", {"ref": "main"}))
+    result = LangGraphAgent(store, turn, policy=POLICY).invoke()
+    assert [a.tool for a in result.action_required] == ["push"]
+    second = LangGraphAgent(store, turn, policy=POLICY)
+    second.answer(result)
+    assert (second.pushed, second.reads) == (["main"], [])
+    results = [
+        (p.name, p.status)
+        for m in store.list_messages(str(result.session_id))
+        for p in m.content
+        if isinstance(p, ToolResultPart)
+    ]
+    assert results == [("read", "refused"), ("push", "ok")]
+    assert "no-secrets" in second.last_text(result) and "pushed main" in second.last_text(result)

@@ -62,6 +62,9 @@ class Turn:
         self.answers: dict[str, ResolvedAction] = {
             k: ResolvedAction.model_validate(v) for k, v in (state.get("answers") or {}).items()
         }
+        # what each call of the turn does, settled once in a run (it stops before the tools and at the
+        # middleware's interrupts: a refusal is told once, approved args are checked once)
+        self._settled: dict[str, tuple[Plan, dict[str, Any]]] = {}
 
     def dump(self) -> dict[str, Any]:
         return {
@@ -97,6 +100,11 @@ class Turn:
 
     def settle(self, calls: GatedCalls, call: Call, edits: bool) -> tuple[Plan, dict[str, Any]]:
         """What the runner's gate does with a decided call, and the middleware's decision for it."""
+        if call.call_id not in self._settled:
+            self._settled[call.call_id] = self._settle(calls, call, edits)
+        return self._settled[call.call_id]
+
+    def _settle(self, calls: GatedCalls, call: Call, edits: bool) -> tuple[Plan, dict[str, Any]]:
         verdict = self.verdicts[call.call_id]
         if verdict.effect != "ask":
             if verdict.refusal is not None:
