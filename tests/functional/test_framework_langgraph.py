@@ -6,6 +6,8 @@ denials, the session's messages and frames are Riverbeam's."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -232,3 +234,12 @@ def test_a_denied_call_beside_an_asked_one_is_told_once(store: BeamStore) -> Non
     ]
     assert results == [("read", "refused"), ("push", "ok")]
     assert "no-secrets" in second.last_text(result) and "pushed main" in second.last_text(result)
+
+
+def test_riverbeam_imports_nothing_of_langchain_until_a_runner_is_made() -> None:
+    probe = (
+        "import sys, riverbeam, riverbeam.frameworks\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'langchain', 'langchain_core', 'langgraph'}))"
+    )
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert found.stdout.strip() == "[]"
