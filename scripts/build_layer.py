@@ -18,9 +18,9 @@ functions that run agents or check a tool's args (invoke, resume, worker); impor
 agent names an MCP server.
 --layer git: the dependencies of layers/git/requirements.txt (dulwich), for the same functions: the
 built-in git tools import it at their first call.
---layer pydantic_ai, --layer langgraph: a framework's packages (layers/<framework>/requirements.txt), for
-the same functions where the deployment's AgentFramework names it: riverbeam.frameworks imports them only
-where an agent of agents.yaml uses the framework.
+--layer pydantic_ai, langgraph, openai_agents, strands: a framework's packages (layers/<framework>/
+requirements.txt) and dulwich, for the same functions, in the git layer's place, where the deployment's
+AgentFramework names it: riverbeam.frameworks imports them only where an agent of agents.yaml uses it.
 
 sam build runs this through each layer's Makefile (layers/<name>/Makefile) with TARGET=$(ARTIFACTS_DIR).
 By default the dependencies are wheels for the Lambda runtime (CPython 3.12, manylinux x86_64), whatever
@@ -105,6 +105,13 @@ LAYERS = {
     ),
     "langgraph": Layer(
         requirements=ROOT / "layers" / "langgraph" / "requirements.txt", beside=(RIVERBEAM_REQUIREMENTS, MCP)
+    ),
+    "openai_agents": Layer(
+        requirements=ROOT / "layers" / "openai_agents" / "requirements.txt",
+        beside=(RIVERBEAM_REQUIREMENTS, MCP),
+    ),
+    "strands": Layer(
+        requirements=ROOT / "layers" / "strands" / "requirements.txt", beside=(RIVERBEAM_REQUIREMENTS, MCP)
     ),
 }
 # in the Lambda runtime already; whatever only they pull in is left out too (urllib3, botocore's, is also

@@ -155,16 +155,28 @@ def _expected_environment(template: dict[str, Any], stack: Stack, function: str)
     return expected
 
 
+FRAMEWORK_CONDITIONS = {
+    "UsePydanticAI": "pydantic_ai",
+    "UseLangGraph": "langgraph",
+    "UseOpenAIAgents": "openai_agents",
+    "UseStrands": "strands",
+}
+
+
 def _expected_layers(template: dict[str, Any], stack: Stack, props: dict[str, Any]) -> list[str]:
-    """A function's layers as CloudFormation resolves them: ADOT's last, only where AdotLayerArn is set."""
+    """A function's layers as CloudFormation resolves them: ADOT's only where AdotLayerArn is set; the git
+    layer, or in its place the framework's that AgentFramework names."""
     adot = stack.parameters.get("AdotLayerArn") or template["Parameters"]["AdotLayerArn"]["Default"]
+    framework = stack.parameters.get("AgentFramework", "")
+    holds = {"ExportTraces": bool(adot)} | {c: framework == f for c, f in FRAMEWORK_CONDITIONS.items()}
     found = []
     for layer in props["Layers"]:
-        if "Fn::If" in layer:
-            assert layer == {"Fn::If": ["ExportTraces", {"Ref": "AdotLayerArn"}, {"Ref": "AWS::NoValue"}]}
-            found += [adot] if adot else []
-        else:
-            found.append(stack.physical[layer["Ref"]])
+        while "Fn::If" in layer:
+            condition, then, otherwise = layer["Fn::If"]
+            layer = then if holds[condition] else otherwise
+        if layer == {"Ref": "AWS::NoValue"}:
+            continue
+        found.append(adot if layer == {"Ref": "AdotLayerArn"} else stack.physical[layer["Ref"]])
     return found
 
 
@@ -537,6 +549,23 @@ def test_with_adots_layer_every_function_exports_its_spans_through_it(moto: None
         assert adot in [layer["Arn"] for layer in made["Layers"]], name
         assert made["Environment"]["Variables"]["AWS_LAMBDA_EXEC_WRAPPER"] == "/opt/otel-instrument", name
         assert made["Environment"]["Variables"] == _expected_environment(template, stack, name), name
+
+
+def test_with_an_agent_framework_its_layer_takes_the_git_layers_place(moto: None) -> None:
+    params = parameters("none", AgentFramework="langgraph")
+    template = transformed("none", AgentFramework="langgraph")
+    stack = create_stack(template, params, name="riverbeam-langgraph")
+    functions = _resources(template, "AWS::Lambda::Function")
+    # SAM names a layer's version by its logical id and a hash of its content
+    made_layers = {logical for logical in stack.physical if logical.endswith(tuple("0123456789abcdef"))}
+    langgraph = next(stack.physical[m] for m in made_layers if m.startswith("LangGraphLayer"))
+    for name in ("InvokeFunction", "ResumeFunction", "WorkerFunction"):
+        made = [layer["Arn"] for layer in _configuration(stack, name)["Layers"]]
+        assert made == _expected_layers(template, stack, functions[name]["Properties"]), name
+        assert langgraph in made and len(made) <= 4, name
+        assert not any("GitLayer" in arn for arn in made), name
+    # made only where AgentFramework names it
+    assert not any(m.startswith(("PydanticAILayer", "StrandsLayer")) for m in stack.physical)
 
 
 # ---------------------------------------------------------------- the APIs (not in moto)

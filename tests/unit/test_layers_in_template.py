@@ -38,7 +38,19 @@ def test_only_the_connections_function_has_the_tokens_layer_and_the_agents_funct
         "Fn::If": [
             "UsePydanticAI",
             {"Ref": "PydanticAILayer"},
-            {"Fn::If": ["UseLangGraph", {"Ref": "LangGraphLayer"}, {"Ref": "GitLayer"}]},
+            {
+                "Fn::If": [
+                    "UseLangGraph",
+                    {"Ref": "LangGraphLayer"},
+                    {
+                        "Fn::If": [
+                            "UseOpenAIAgents",
+                            {"Ref": "OpenAIAgentsLayer"},
+                            {"Fn::If": ["UseStrands", {"Ref": "StrandsLayer"}, {"Ref": "GitLayer"}]},
+                        ]
+                    },
+                ]
+            },
         ]
     }
     assert with_own_layers == {
@@ -53,10 +65,13 @@ def test_a_framework_layer_is_made_only_where_the_deployment_names_its_framework
     layers = resources_of("AWS::Serverless::LayerVersion")
     assert layers["PydanticAILayer"]["Condition"] == "UsePydanticAI"
     assert layers["LangGraphLayer"]["Condition"] == "UseLangGraph"
+    assert layers["OpenAIAgentsLayer"]["Condition"] == "UseOpenAIAgents"
+    assert layers["StrandsLayer"]["Condition"] == "UseStrands"
     conditions = template()["Conditions"]
     assert conditions["UsePydanticAI"] == {"Fn::Equals": [{"Ref": "AgentFramework"}, "pydantic_ai"]}
     assert conditions["UseLangGraph"] == {"Fn::Equals": [{"Ref": "AgentFramework"}, "langgraph"]}
-    assert template()["Parameters"]["AgentFramework"]["AllowedValues"] == ["", "pydantic_ai", "langgraph"]
+    allowed = ["", "pydantic_ai", "langgraph", "openai_agents", "strands"]
+    assert template()["Parameters"]["AgentFramework"]["AllowedValues"] == allowed
 
 
 def test_each_layer_is_built_by_its_makefile_from_its_requirements() -> None:
@@ -69,6 +84,8 @@ def test_each_layer_is_built_by_its_makefile_from_its_requirements() -> None:
         "GitLayer",
         "PydanticAILayer",
         "LangGraphLayer",
+        "OpenAIAgentsLayer",
+        "StrandsLayer",
     }
     for name, layer in layers.items():
         assert layer["Metadata"]["BuildMethod"] == "makefile"
@@ -87,6 +104,8 @@ def test_each_layer_is_built_by_its_makefile_from_its_requirements() -> None:
     # in the git layer's place, with what it carries
     assert names(ROOT / "layers" / "pydantic_ai" / "requirements.txt") == {"pydantic-ai-slim", "dulwich"}
     assert names(ROOT / "layers" / "langgraph" / "requirements.txt") == {"langchain", "langgraph", "dulwich"}
+    assert names(ROOT / "layers" / "openai_agents" / "requirements.txt") == {"openai-agents", "dulwich"}
+    assert names(ROOT / "layers" / "strands" / "requirements.txt") == {"strands-agents", "dulwich"}
 
 
 def test_the_project_installs_what_both_layers_carry() -> None:
@@ -98,7 +117,12 @@ def test_the_project_installs_what_both_layers_carry() -> None:
     assert names(ROOT / "layers" / "mcp" / "requirements.txt") <= {
         re.split(r"[\[<>=!~; ]", d, maxsplit=1)[0].lower() for d in extras["mcp"]
     }
-    for framework, extra in (("pydantic_ai", "pydantic-ai"), ("langgraph", "langgraph")):
+    for framework, extra in (
+        ("pydantic_ai", "pydantic-ai"),
+        ("langgraph", "langgraph"),
+        ("openai_agents", "openai-agents"),
+        ("strands", "strands"),
+    ):
         assert names(ROOT / "layers" / framework / "requirements.txt") - {"dulwich"} == {
             re.split(r"[\[<>=!~; ]", d, maxsplit=1)[0].lower() for d in extras[extra]
         }

@@ -2,7 +2,7 @@
 
     agents:
       helper:
-        framework: pydantic_ai              # or langgraph
+        framework: pydantic_ai              # or langgraph, openai_agents, strands
         agent: my_agents:helper             # module:attribute in the code folder: the agent, or a function
         policy: policies/helper.cedar       # returning it; policy, expires_after and tool_settings apply
         tool_settings:
@@ -25,7 +25,12 @@ if TYPE_CHECKING:
 
 Framework = Literal["pydantic_ai", "langgraph", "openai_agents", "strands"]
 # each framework's runner in riverbeam.frameworks; those not built yet are refused by name
-RUNNERS: dict[str, str] = {"pydantic_ai": "PydanticAIRunner", "langgraph": "LangGraphRunner"}
+RUNNERS: dict[str, str] = {
+    "pydantic_ai": "PydanticAIRunner",
+    "langgraph": "LangGraphRunner",
+    "openai_agents": "OpenAIAgentsRunner",
+    "strands": "StrandsRunner",
+}
 # the built-in runner's settings, which an agent of another framework brings itself
 _BUILT_IN_ONLY = ("model_id", "system", "tools", "approval", "inference", "window")
 

@@ -10,6 +10,8 @@ from typing import Any
 _HOMES = {
     "PydanticAIRunner": "riverbeam.frameworks.pydantic_ai",
     "LangGraphRunner": "riverbeam.frameworks.langgraph",
+    "OpenAIAgentsRunner": "riverbeam.frameworks.openai_agents",
+    "StrandsRunner": "riverbeam.frameworks.strands",
 }
 __all__ = sorted(_HOMES)
 
