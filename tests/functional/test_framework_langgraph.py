@@ -243,3 +243,15 @@ def test_riverbeam_imports_nothing_of_langchain_until_a_runner_is_made() -> None
     )
     found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert found.stdout.strip() == "[]"
+
+
+def test_what_a_person_says_with_each_answer_reaches_the_model_once_the_turn_is_over(
+    store: BeamStore,
+) -> None:
+    turn = calls(("push", {"ref": "docs/a"}), ("push", {"ref": "docs/b"}))
+    result = LangGraphAgent(store, turn).invoke()
+    LangGraphAgent(store, turn).answer(result, 0, text="a first")
+    last = LangGraphAgent(store, turn)
+    last.answer(result, 1, text="then b")
+    assert sorted(last.pushed) == ["docs/a", "docs/b"]
+    assert str(last.model.seen[-1][-1].content) == "a first\n\nthen b"

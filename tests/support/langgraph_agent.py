@@ -129,11 +129,15 @@ class LangGraphAgent:
         assert isinstance(result, AgentResult)
         return result
 
-    def answer(self, result: AgentResult, index: int = 0, status: str = "submitted", **more: Any) -> None:
-        """A person's answer to the `index`-th action `result` asked for (`more`: reason, edited_args)."""
+    def answer(
+        self, result: AgentResult, index: int = 0, status: str = "submitted", text: str = "", **more: Any
+    ) -> None:
+        """A person's answer to the `index`-th action `result` asked for (`more`: reason, edited_args;
+        `text`: a message of the person's with it)."""
         action = result.action_required[index]
         self.beam.resume(
             {
+                "content": [{"type": "text", "text": text}] if text else [],
                 "agent_name": "author",
                 "session_id": str(result.session_id),
                 "interaction_id": str(result.interaction_id),

@@ -156,7 +156,7 @@ class LangGraphRunner:
         resuming = bool(state.get("graph"))  # the graph stands at its pause: decided before it streams
         # a person's message that came with the resume (or with an invoke after an expiry): the model
         # reads it once the paused turn is over
-        said = kept_state.said_now(input) if resuming else None
+        said = kept_state.said_now(input, state.get("said")) if resuming else None
         if resuming:
             kept_state.restored(saver, config, state["graph"])
         else:
@@ -176,6 +176,7 @@ class LangGraphRunner:
             pending = turns.pending(snapshot.values["messages"])
             if turn.decide(calls, pending):  # calls still waiting for a person: the run pauses
                 kept = {"graph": kept_state.saved(saver, config), "ids": calls.ids, **turn.dump()}
+                kept["said"] = kept_state.text_of(said) if said is not None else None  # still unread
                 return calls.result(state=kept, usage=usage)
             plans = {c.call_id: turn.settle(calls, c, self._edits(c.tool)) for c in pending}
             with self._lock:

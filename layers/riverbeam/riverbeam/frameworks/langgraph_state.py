@@ -108,11 +108,13 @@ def conversation(input: AgentInput) -> list[BaseMessage]:
     return out
 
 
-def said_now(input: AgentInput) -> BaseMessage | None:
-    """This step's input as a person's message, where it has text."""
+def said_now(input: AgentInput, unread: str | None = None) -> BaseMessage | None:
+    """This step's input as a person's message, where it has text (after `unread`: what came with an
+    earlier resume of the same paused turn, not read by the model yet)."""
     from langchain_core.messages import HumanMessage
 
     text = "".join(p.text for p in input.content if isinstance(p, TextPart))
+    text = "\n\n".join(t for t in (unread, text) if t)
     return HumanMessage(content=text) if text else None
 
 
