@@ -110,20 +110,24 @@ def test_args_that_do_not_fit_are_never_asked_about(store: BeamStore) -> None:
 
 def test_two_calls_of_a_turn_answered_one_at_a_time_each_run_once(store: BeamStore) -> None:
     turn = calls(("push", {"ref": "docs/a"}), ("read", {"path": "a"}), ("push", {"ref": "docs/b"}))
-    result = LangGraphAgent(store, turn).invoke()
+    first = LangGraphAgent(store, turn)
+    result = first.invoke()
     assert [a.args["ref"] for a in result.action_required] == ["docs/a", "docs/b"]
+    assert (first.pushed, first.reads) == ([], ["a"])  # the allowed call runs, the others are held
     second = LangGraphAgent(store, turn)
-    second.answer(result, 0)  # the graph resumes only once both are answered
-    assert (second.pushed, second.reads) == ([], [])
+    second.answer(result, 0)  # runs in the run of its answer; the model goes on once both are
+    assert (second.pushed, second.reads) == (["docs/a"], [])
     third = LangGraphAgent(store, turn)
     third.answer(result, 1)
-    assert (sorted(third.pushed), third.reads) == (["docs/a", "docs/b"], ["a"])  # tools run in parallel
-    assert third.last_text(result) == "told: pushed docs/a | xxxx | pushed docs/b"
-    # the last answered keeps its outcome (the store records one only on the run that resolved it)
+    assert (third.pushed, third.reads) == (["docs/b"], [])
+    assert third.last_text(result) == "told: pushed docs/a | xxxx | pushed docs/b"  # the calls' order
     outcomes = {a.args["ref"]: a.outcome for a in store.list_actions(str(result.interaction_id))}
-    assert outcomes["docs/b"] is not None and outcomes["docs/b"].output == "pushed docs/b"
+    assert {ref: o.output if o else None for ref, o in outcomes.items()} == {
+        "docs/a": "pushed docs/a",
+        "docs/b": "pushed docs/b",
+    }
     # the messages in order: the person's, the calls, both answers, the three results, the answer
-    assert third.roles(result) == ["human", "ai", "human", "human", "tool", "tool", "tool", "ai"]
+    assert third.roles(result) == ["human", "ai", "tool", "human", "tool", "human", "tool", "ai"]
 
 
 def test_a_state_over_the_item_limit_reads_back_whole(store: BeamStore) -> None:
@@ -177,11 +181,12 @@ def test_the_docs_example_runs_offline(capsys: pytest.CaptureFixture[str]) -> No
 def test_the_middlewares_per_call_interrupts_are_answered_and_each_tool_runs_once(store: BeamStore) -> None:
     turn = calls(("read", {"path": "a"}), ("push", {"ref": "docs/a"}))
     per_call = {"interrupt_on": {"push": True}, "interrupt_mode": "per_call"}
-    result = LangGraphAgent(store, turn, hitl=per_call).invoke()
-    assert [a.tool for a in result.action_required] == ["push"]
+    first = LangGraphAgent(store, turn, hitl=per_call)
+    result = first.invoke()
+    assert [a.tool for a in result.action_required] == ["push"] and first.reads == ["a"]
     second = LangGraphAgent(store, turn, hitl=per_call)
     second.answer(result, edited_args={"ref": "docs/b"})
-    assert (second.pushed, second.reads) == (["docs/b"], ["a"])
+    assert (second.pushed, second.reads) == (["docs/b"], [])
     assert second.last_text(result).startswith("told: xxxx | ")
     assert result.usage is not None and result.usage.output_tokens == 2
 
@@ -204,15 +209,16 @@ def test_an_expired_call_is_a_rejection_that_says_so_and_the_model_reads_what_ca
 
 def test_each_tool_that_runs_has_its_span_in_the_runs_trace(store: BeamStore) -> None:
     turn = calls(("read", {"path": "a"}), ("push", {"ref": "docs/a"}))
-    result = LangGraphAgent(store, turn).invoke()
     for recorded in recording():
+        result = LangGraphAgent(store, turn).invoke()
         LangGraphAgent(store, turn).answer(result)
-        [run] = recorded.named("invoke_agent author")
-        assert run.context is not None
-        traced = {s.name: dict(s.attributes or {}) for s in recorded.spans() if s.context is not None}
-        assert {s.context.trace_id for s in recorded.spans() if s.context is not None} == {
-            run.context.trace_id
+        runs = [s.context.trace_id for s in recorded.named("invoke_agent author") if s.context]
+        assert len(runs) == 2  # the asking run, then the resumed one: each tool's span in its run's trace
+        traced = {
+            s.name: (s.context.trace_id, dict(s.attributes or {})) for s in recorded.spans() if s.context
         }
+        assert traced["execute_tool read"][0] == runs[0] and traced["execute_tool push"][0] == runs[1]
+        traced = {name: attrs for name, (_, attrs) in traced.items()}
         asked = result.action_required[0]
         assert traced["execute_tool push"][attr.DECISION] == "ask"
         assert traced["execute_tool push"][attr.ACTION_ID] == asked.action_id
@@ -253,5 +259,5 @@ def test_what_a_person_says_with_each_answer_reaches_the_model_once_the_turn_is_
     LangGraphAgent(store, turn).answer(result, 0, text="a first")
     last = LangGraphAgent(store, turn)
     last.answer(result, 1, text="then b")
-    assert sorted(last.pushed) == ["docs/a", "docs/b"]
+    assert last.pushed == ["docs/b"]
     assert str(last.model.seen[-1][-1].content) == "a first\n\nthen b"

@@ -6,8 +6,9 @@ of the turn passes Riverbeam's gate (GatedCalls) before any tool runs. A tool th
 HumanInTheLoopMiddleware marks asks under the baseline; its interrupt is answered with the middleware's
 own decisions (`Command(resume=...)`: approve, edit, reject with the reason). Every other call is held
 by the runner's own gate, wrapped around the tools node: it runs what was allowed or approved (with the
-edited args), and tells the model why the rest did not run. The graph resumes once every asked call of
-the turn is answered; the answers that came earlier are kept in the state until then."""
+edited args), tells the model why the rest did not run, and holds each call still waiting for a person
+at an interrupt of its own while the others run (their results kept as the checkpoint's pending writes,
+so none runs twice). The model goes on once every call of the turn is answered."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
 TOOLS_NODE = "tools"
+# the key of the runner's own interrupt's value: the id of the call its gate holds
+HELD = "riverbeam_held_call"
 # prepended to the result of a call the person edited where the middleware did not edit it itself
 EDIT_NOTICE = "A person edited this tool call before it ran; it ran with the arguments {args}."
 # the graph's stops in one run (each tools step and each interrupt is one): a graph that never ends
@@ -162,6 +165,7 @@ class LangGraphRunner:
         else:
             payload = {"messages": kept_state.conversation(input)}
         usage: TokenUsage | None = None
+        unheld: set[str | None] = set()  # calls this run let go of the runner's interrupt
         for _ in range(MAX_STOPS):
             if not resuming:
                 usage = self._stream(graph, payload, config, calls, emit, usage)
@@ -174,15 +178,23 @@ class LangGraphRunner:
                 said, payload = None, None
                 continue
             pending = turns.pending(snapshot.values["messages"])
-            if turn.decide(calls, pending):  # calls still waiting for a person: the run pauses
+            waiting = turn.decide(calls, pending)
+            if waiting and len(waiting) == len(pending):  # nothing can go on before a person answers
                 kept = {"graph": kept_state.saved(saver, config), "ids": calls.ids, **turn.dump()}
                 kept["said"] = kept_state.text_of(said) if said is not None else None  # still unread
                 return calls.result(state=kept, usage=usage)
             plans = {c.call_id: turn.settle(calls, c, self._edits(c.tool)) for c in pending}
+            unheld |= {_held(i.value) for i in snapshot.interrupts} - waiting
             with self._lock:
-                self._plans[input.run_id] = {k: p for k, (p, _) in plans.items()}
+                self._plans[input.run_id] = {k: p._replace(unhold=k in unheld) for k, (p, _) in plans.items()}
             decisions = {k: d for k, (_, d) in plans.items()}
-            answers = {i.id: self._resume(i.value, pending, decisions) for i in snapshot.interrupts}
+            answers = {
+                i.id: self._resume(i.value, pending, decisions)
+                for i in snapshot.interrupts
+                if _held(i.value) not in waiting  # a call still held stays at its interrupt
+            }
+            if any("action_requests" in (i.value or {}) for i in snapshot.interrupts):
+                turn.held |= waiting  # the middleware approved them: the runner's gate holds them
             payload = Command(resume=answers) if answers else None
         from ..errors import BeamError
 
@@ -245,6 +257,10 @@ class LangGraphRunner:
             plan = self._plans.get(run_id, {}).get(call["id"])
         if plan is None:  # never decided: never run
             plan = Plan(refusal=f"{call['name']}: the call was not decided by Riverbeam's gate")
+        if plan.wait or plan.unhold:  # held while the turn's other calls run, until a person answers
+            from langgraph.types import interrupt
+
+            interrupt({HELD: call["id"]})  # raises while held; once answered, returns
         if plan.refusal is not None:
             return ToolMessage(
                 content=plan.refusal, tool_call_id=call["id"], name=call["name"], status="error"
@@ -282,6 +298,8 @@ class LangGraphRunner:
     def _resume(self, value: Any, pending: list[Call], decisions: dict[str, dict[str, Any]]) -> Any:
         """The middleware's interrupt answered as Riverbeam decided: batched (one decision per call it
         asked about, in order) or per call."""
+        if isinstance(value, dict) and HELD in value:  # the runner's own: it goes on as planned
+            return True
         if isinstance(value, dict) and value.get("type") == "tool_approval":
             return self._allowed(value["name"], decisions[value["tool_call_id"]])
         requests = list(value.get("action_requests", [])) if isinstance(value, dict) else []
@@ -306,3 +324,8 @@ def _added(usage: TokenUsage | None, reported: Any) -> TokenUsage | None:
         input_tokens=reported.get("input_tokens", 0), output_tokens=reported.get("output_tokens", 0)
     )
     return used if usage is None else usage + used
+
+
+def _held(value: Any) -> str | None:
+    """The call the runner's own interrupt holds (None: the middleware's interrupt)."""
+    return value.get(HELD) if isinstance(value, dict) else None

@@ -33,6 +33,12 @@ class Plan(NamedTuple):
     # for its `execute_tool` span: Riverbeam's id of the call, and the person's answer where one was asked
     action_id: str = ""
     answer: ResolvedAction | None = None
+    # still waiting for a person: the runner's gate holds it with an interrupt of its own while the
+    # turn's other calls run (their results kept as the checkpoint's pending writes)
+    wait: bool = False
+    # held at the runner's interrupt before: the gate passes it again (its answer given) so that the
+    # interrupts after it in the call (the middleware's per-call one) keep their places
+    unhold: bool = False
 
 
 def pending(messages: list[Any]) -> list[Call]:
@@ -62,6 +68,10 @@ class Turn:
         self.answers: dict[str, ResolvedAction] = {
             k: ResolvedAction.model_validate(v) for k, v in (state.get("answers") or {}).items()
         }
+        # calls whose batched interrupt the middleware got an approval for while they waited: the
+        # runner's gate applies a person's edit of them, and tells the model
+        self.held: set[str] = set(state.get("held") or ())
+        self._asked: set[str] = set()  # the calls this run asks for (once each)
         # what each call of the turn does, settled once in a run (it stops before the tools and at the
         # middleware's interrupts: a refusal is told once, approved args are checked once)
         self._settled: dict[str, tuple[Plan, dict[str, Any]]] = {}
@@ -73,11 +83,12 @@ class Turn:
                 for k, v in self.verdicts.items()
             },
             "answers": {k: v.model_dump(mode="json") for k, v in self.answers.items()},
+            "held": sorted(self.held & set(self.verdicts)),
         }
 
-    def decide(self, calls: GatedCalls, pending: list[Call]) -> bool:
-        """Each call of the turn not decided yet through the gate; whether some still wait for a person."""
-        waiting = False
+    def decide(self, calls: GatedCalls, pending: list[Call]) -> set[str]:
+        """Each call of the turn not decided yet through the gate; those that still wait for a person."""
+        waiting: set[str] = set()
         self.verdicts = {c.call_id: self.verdicts[c.call_id] for c in pending if c.call_id in self.verdicts}
         asked = {v.action_id for v in self.verdicts.values()}
         self.answers = {k: v for k, v in self.answers.items() if k in asked}
@@ -87,10 +98,14 @@ class Turn:
                 verdict = self.verdicts[call.call_id] = calls.propose(*call)
                 if verdict.refusal is not None:  # denied, or args unfit: the model is told
                     calls.told(verdict.refusal)
-                waiting = waiting or verdict.effect == "ask"
+                if verdict.effect == "ask":
+                    self._asked.add(call.call_id)
+                    waiting.add(call.call_id)
             elif verdict.effect == "ask" and not self._answered(calls, call):
-                calls.wait(*call)
-                waiting = True
+                if call.call_id not in self._asked:  # asked by an earlier run: asked for again, once
+                    self._asked.add(call.call_id)
+                    calls.wait(*call)
+                waiting.add(call.call_id)
         return waiting
 
     def _answered(self, calls: GatedCalls, call: Call) -> bool:
@@ -106,6 +121,9 @@ class Turn:
 
     def _settle(self, calls: GatedCalls, call: Call, edits: bool) -> tuple[Plan, dict[str, Any]]:
         verdict = self.verdicts[call.call_id]
+        if verdict.effect == "ask" and not self._answered(calls, call):
+            return Plan(action_id=verdict.action_id, wait=True), {"type": "approve"}
+        edits = edits and call.call_id not in self.held
         if verdict.effect != "ask":
             if verdict.refusal is not None:
                 return refused(verdict.message)
