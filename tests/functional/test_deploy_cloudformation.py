@@ -632,9 +632,17 @@ def test_the_apis_routes_reach_functions_with_the_authorization_of_the_auth_mode
             assert props.get("AuthorizationType", "NONE") == "NONE" and "AuthorizerId" not in props, name
     (authorizer,) = _resources(template, "AWS::ApiGatewayV2::Authorizer").values()
     assert authorizer["Condition"] == "UseJwt"  # made only under AuthMode jwt
+    # the issuer given, else the stack's own user pool (tests/unit/test_template_user_pool.py)
+    pool_issuer = {"Fn::Sub": "https://cognito-idp.${AWS::Region}.${AWS::URLSuffix}/${UserPool}"}
     assert authorizer["Properties"]["JwtConfiguration"] == {
-        "Issuer": {"Ref": "JwtIssuer"},
-        "Audience": {"Fn::Split": [",", {"Ref": "JwtAudience"}]},
+        "Issuer": {"Fn::If": ["MakeUserPool", pool_issuer, {"Ref": "JwtIssuer"}]},
+        "Audience": {
+            "Fn::If": [
+                "MakeUserPool",
+                [{"Ref": "UserPoolClient"}],
+                {"Fn::Split": [",", {"Ref": "JwtAudience"}]},
+            ]
+        },
     }
     stages = {
         _named(s["Properties"]["ApiId"]): s["Properties"]
