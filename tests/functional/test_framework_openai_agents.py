@@ -11,8 +11,10 @@ import asyncio
 import json
 
 import pytest
+from agents import Agent
 from beam_store import BeamStore, ToolResultPart
 from riverbeam import BeamError
+from riverbeam.frameworks import OpenAIAgentsRunner
 
 from tests.support.clock import Clock
 from tests.support.openai_desk import BIG, Desk
@@ -115,6 +117,33 @@ def test_args_that_do_not_fit_the_schema_strictly_are_never_asked_about(store: B
     assert [(p.status, p.error.code) for p in told if p.error] == [("error", "BEM-332"), ("error", "BEM-332")]
     assert "amount" in told[0].error.message
     assert done.text().count("BEM-332") == 2  # the model is told, as each call's tool result
+
+
+def test_args_that_are_no_json_object_are_refused_not_asked_about(store: BeamStore) -> None:
+    desk = Desk(store, ("pay", "not json"), ("look_up", {"name": "alice"}))
+    done = desk.invoke()  # the SDK stops for such a call itself: the gate refuses it, the run goes on
+    assert not done.interrupted and desk.paid == [] and desk.looked == ["alice"]
+    assert store.list_actions(done.interaction_id) == []
+    assert "pay(not json): BEM-332: pay: invalid arguments" in done.text()
+
+
+def test_a_needs_approval_function_of_the_users_marks_the_calls_it_says(store: BeamStore) -> None:
+    desk = Desk(store, ("refund", {"amount": 5}), ("refund", {"amount": 500}))
+    paused = desk.invoke()
+    assert desk.paid == [("refund", 5)]  # the small refund ran unasked, the large one asks
+    [asked] = paused.action_required
+    assert (asked.tool, asked.args) == ("refund", {"amount": 500})
+    done = desk.reopened().answer(paused)
+    assert desk.paid == [("refund", 5), ("refund", 500)]
+    assert done.text() == 'told refund({"amount": 5}): refunded 5 | refund({"amount": 500}): refunded 500'
+
+
+def test_an_agent_with_calls_the_gate_cannot_see_is_refused() -> None:
+    helper = Agent(name="helper")
+    with pytest.raises(ValueError, match=r"gates function tools only.*handoffs"):
+        OpenAIAgentsRunner(Agent(name="desk", handoffs=[helper]))
+    with pytest.raises(TypeError, match=r"takes an agents\.Agent"):
+        OpenAIAgentsRunner("desk")  # type: ignore[arg-type]
 
 
 def test_two_calls_of_a_turn_answered_one_at_a_time_each_run_once(store: BeamStore) -> None:

@@ -1,5 +1,6 @@
 """An OpenAI Agents SDK agent inside Riverbeam for the tests: a payments desk with two counted tools,
-`pay(to, amount)` the SDK gates itself (`needs_approval=True`) and `look_up(name)` it does not; its model
+`pay(to, amount)` the SDK gates itself (`needs_approval=True`), `look_up(name)` it does not, and
+`refund(amount)` a function of the user's gates where the amount is over 100; its model
 is the SDK's offline `agents.testing.ScriptedModel` (streamed), answering from what it is given: a
 person's message makes the calls it is scripted with, tool results get a reply saying what each told it
 ("pay({args}): paid 5 to bob | look_up(...): ..."), and "recap" gets a reply naming every earlier prompt,
@@ -21,13 +22,16 @@ from riverbeam.models import DoneFrame, ErrorFrame
 
 from tests.support.agents import invoke_body, resume_body
 
-Call = tuple[str, dict[str, Any]]
+Call = tuple[str, dict[str, Any] | str]  # a tool and its args (a str: no JSON object)
 # a tool output over DynamoDB's 400 KB item limit, not one repeated character
 BIG = "".join(f"{i:07d} payee\n" for i in range(36_000))
 
 
 def _args(item: dict[str, Any]) -> str:
-    return str(json.dumps(json.loads(item["arguments"]), sort_keys=True))
+    try:
+        return str(json.dumps(json.loads(item["arguments"]), sort_keys=True))
+    except ValueError:  # args that are no JSON: as the model sent them
+        return str(item["arguments"])
 
 
 def seen(items: list[Any]) -> list[str]:
@@ -112,8 +116,17 @@ class Desk:
             self.looked.append(name)
             return BIG if name == "big" else f"{name} is a payee"
 
+        async def large(ctx: Any, params: dict[str, Any], call_id: str) -> bool:
+            return bool(params.get("amount", 0) > 100)  # the user's own mark: large refunds only
+
+        @function_tool(needs_approval=large)
+        def refund(amount: int) -> str:
+            """Refund `amount`."""
+            self.paid.append(("refund", amount))
+            return f"refunded {amount}"
+
         model = ScriptedModel([ModelStep.respond(self._model)] * 50)
-        return Agent(name="desk", model=model, tools=[pay, look_up])
+        return Agent(name="desk", model=model, tools=[pay, look_up, refund])
 
     def _beam(self) -> RiverBeam:
         beam = RiverBeam(self.store, clock=self.clock) if self.clock else RiverBeam(self.store)
