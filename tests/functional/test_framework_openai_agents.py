@@ -8,7 +8,11 @@ messages are in order and the next interaction sees them; a changed tool schema 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import json
+import re
+from pathlib import Path
 
 import pytest
 from agents import Agent
@@ -142,6 +146,8 @@ def test_an_agent_with_calls_the_gate_cannot_see_is_refused() -> None:
     helper = Agent(name="helper")
     with pytest.raises(ValueError, match=r"gates function tools only.*handoffs"):
         OpenAIAgentsRunner(Agent(name="desk", handoffs=[helper]))
+    with pytest.raises(ValueError, match=r"helper_tool \(an agent as a tool\)"):
+        OpenAIAgentsRunner(Agent(name="desk", tools=[helper.as_tool("helper_tool", "helps")]))
     with pytest.raises(TypeError, match=r"takes an agents\.Agent"):
         OpenAIAgentsRunner("desk")  # type: ignore[arg-type]
 
@@ -239,3 +245,18 @@ def test_a_run_inside_a_running_event_loop(store: BeamStore) -> None:
         return desk.invoke().text()
 
     assert asyncio.run(invoked()) == 'told look_up({"name": "alice"}): alice is a payee'
+
+
+def test_the_docs_example_runs_offline_and_prints_what_it_says() -> None:
+    page = Path(__file__).parents[2] / "docs" / "frameworks" / "openai-agents.md"
+    [block] = re.findall(r"^```python\n(.*?)^```", page.read_text(encoding="utf-8"), re.S | re.M)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(block, str(page), "exec"), {})
+    assert printed.getvalue().splitlines() == [
+        "pay {'to': 'bob', 'amount': 5}",
+        "run_started",
+        "tool_result",
+        "text_delta",
+        "done",
+    ]

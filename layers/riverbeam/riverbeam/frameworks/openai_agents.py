@@ -48,6 +48,10 @@ class OpenAIAgentsRunner:
         if not isinstance(agent, Agent):
             raise TypeError(f"OpenAIAgentsRunner takes an agents.Agent, not {type(agent).__name__}")
         ungated = [type(t).__name__ for t in agent.tools if not isinstance(t, FunctionTool)]
+        # an agent as a tool runs its own tools out of the gate's sight
+        ungated += [
+            f"{t.name} (an agent as a tool)" for t in agent.tools if getattr(t, "_is_agent_tool", False)
+        ]
         ungated += ["handoffs"] * bool(agent.handoffs) + ["mcp_servers"] * bool(agent.mcp_servers)
         if ungated:  # calls Riverbeam's gate could not see
             raise ValueError(
