@@ -195,7 +195,7 @@ def _paused(state: RunState[Any, Any], asked: list[dict[str, Any]], gate: Gate, 
     the SDK's items the session's messages hold already."""
     return {
         "run": state.to_json(),
-        "ids": {p["call_id"]: gate.calls.action_id(p["call_id"]) for p in asked} | gate.calls.ids,
+        "ids": dict(gate.calls.ids),  # every call of the run seen so far (the asked ones among them)
         "pending": asked,
         "answers": {},
         "seen": seen,
