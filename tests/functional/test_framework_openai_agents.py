@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from agents import Agent
 from beam_store import BeamStore, ToolResultPart
+from beam_store.memory import InMemoryStore
 from riverbeam import BeamError
 from riverbeam.frameworks import OpenAIAgentsRunner
 
@@ -165,6 +166,19 @@ def test_two_calls_of_a_turn_answered_one_at_a_time_each_run_once(store: BeamSto
     assert bob == f"{TOLD_BOB}: paid 5 to bob" and carol.endswith("refused to run pay: not carol")
     statuses = {a.args["to"]: a.status for a in store.list_actions(paused.interaction_id)}
     assert statuses == {"bob": "resolved", "carol": "cancelled"}
+
+
+def test_a_call_whose_args_are_not_those_approved_never_runs() -> None:
+    store = InMemoryStore()  # its Action's args changed behind Riverbeam's back, as in a tampered table
+    desk = Desk(store, PAY_BOB)
+    paused = desk.invoke()
+    [asked] = paused.action_required
+    store._actions[str(asked.action_id)].args = asked.args = {"to": "mallory", "amount": 5}
+    done = desk.reopened().answer(paused)
+    assert desk.paid == [] and not done.interrupted
+    assert done.text().startswith(f"told {TOLD_BOB}: BEM-084: pay: ")
+    [told] = _told(store, paused.session_id)
+    assert (told.status, told.error.code) == ("refused", "BEM-084")
 
 
 def test_the_sessions_messages_are_in_order(store: BeamStore) -> None:
