@@ -12,6 +12,7 @@ import contextlib
 import io
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -242,6 +243,20 @@ def test_an_expired_call_is_a_rejection_that_says_so(store: BeamStore) -> None:
     said = again.text().split(" | ")
     assert said[-1].startswith("pay: BEM-070: nobody answered before") and said[-1].endswith("did not run")
     assert desk.actions(paused)["pay"].status == "expired"
+
+
+def test_an_approval_that_crosses_closing_time_is_denied_when_it_was_to_run(store: BeamStore) -> None:
+    closing = '@id("office-hours") forbid (principal, action, resource == Tool::"pay")\n'
+    closing += "  when { context.now.hour >= 17 };\n"
+    clock = Clock(datetime(2026, 12, 7, 16, 50, tzinfo=UTC))
+    desk = Desk(store, PAY_BOB, policy=closing, clock=clock)
+    paused = desk.invoke()
+    clock.advance(minutes=15)  # closed by the time the person answers
+    done = desk.reopened().answer(paused)
+    assert desk.paid == [] and not done.interrupted
+    assert done.text().startswith(f"told {TOLD_BOB}: BEM-080") and "when it was to run" in done.text()
+    action = desk.actions(paused)["pay"]
+    assert action.status == "denied" and action.response.by.model_dump()["at"] == "run"
 
 
 def test_a_grant_lets_the_next_call_of_the_tool_run_unasked(store: BeamStore) -> None:
