@@ -130,7 +130,7 @@ def test_args_that_are_no_json_object_are_refused_not_asked_about(store: BeamSto
     done = desk.invoke()  # the SDK stops for such a call itself: the gate refuses it, the run goes on
     assert not done.interrupted and desk.paid == [] and desk.looked == ["alice"]
     assert store.list_actions(done.interaction_id) == []
-    assert "pay(not json): BEM-332: pay: invalid arguments" in done.text()
+    assert "pay(not json): BEM-332: pay: invalid arguments: args: not a JSON object" in done.text()
 
 
 def test_a_needs_approval_function_of_the_users_marks_the_calls_it_says(store: BeamStore) -> None:
@@ -180,6 +180,19 @@ def test_a_call_whose_args_are_not_those_approved_never_runs() -> None:
     assert done.text().startswith(f"told {TOLD_BOB}: BEM-084: pay: ")
     [told] = _told(store, paused.session_id)
     assert (told.status, told.error.code) == ("refused", "BEM-084")
+
+
+def test_each_run_counts_the_tokens_of_its_own_model_calls(store: BeamStore) -> None:
+    desk = Desk(store, ("look_up", {"name": "bob"}), PAY_BOB)
+    paused = desk.invoke()  # one model call (10 in, 2 out), then the pause
+    desk.reopened().answer(paused)  # one more, from the kept RunState (whose count goes on)
+    assert paused.interaction_id is not None
+    used = [
+        (r.usage.input_tokens, r.usage.output_tokens)
+        for r in store.list_runs(paused.interaction_id)
+        if r.usage
+    ]
+    assert used == [(10, 2), (10, 2)]
 
 
 def test_the_sessions_messages_are_in_order(store: BeamStore) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from agents import Agent, function_tool
+from agents import Agent, Usage, function_tool
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from beam_store import BeamStore
 from riverbeam import AgentResult, BeamError, Policy, RiverBeam
@@ -139,7 +139,11 @@ class Desk:
         self.beam = self._beam()
         return self
 
-    def _model(self, call: ModelCall) -> list[Any]:
+    def _model(self, call: ModelCall) -> ModelStep:
+        """Each reply uses 10 input tokens and 2 output tokens (the run's usage counts them)."""
+        return ModelStep(output=self._reply(call), usage=Usage(requests=1, input_tokens=10, output_tokens=2))
+
+    def _reply(self, call: ModelCall) -> list[Any]:
         raw = [call.input] if isinstance(call.input, str) else list(call.input)
         items: list[dict[str, Any]] = [
             {"role": "user", "content": i} if isinstance(i, str) else dict(i) for i in raw

@@ -23,7 +23,7 @@ from openai.types.responses import ResponseTextDeltaEvent
 from ..agent.registry import AgentInput, Emit, ResolvedAction, RunnerFailure
 from ..models import AgentResult, TextDeltaFrame
 from .calls import Verdict
-from .openai_agents_gate import Gate, call_args, jsonable, params_model, problems
+from .openai_agents_gate import Gate, call_args, json_object, jsonable, params_model, problems
 from .openai_agents_items import model_input, record
 
 if TYPE_CHECKING:
@@ -112,9 +112,9 @@ class OpenAIAgentsRunner:
             said = "".join(p.text for p in input.content if isinstance(p, TextPart))
             if said:  # a person's message sent with the answers (or the one an expiry answered)
                 start.add_input(said)
-            seen = int(state.get("seen") or 0)
+            seen, before = int(state.get("seen") or 0), state.get("used")
         else:
-            start, seen = model_input(input.history, input.content), 0
+            start, seen, before = model_input(input.history, input.content), 0, None
         for _ in range(ROUNDS):
             result = Runner.run_streamed(agent, start, run_config=RunConfig(tracing_disabled=True))
             await _stream(result, calls.emit)
@@ -124,12 +124,12 @@ class OpenAIAgentsRunner:
             asked = _settle(start, result.interruptions, gate)
             if asked:
                 record(result.new_items[seen:], gate)
-                paused = _paused(start, asked, gate, len(result.new_items))
-                return calls.result(state=paused, usage=_usage(result))
+                paused = _paused(start, asked, gate, len(result.new_items)) | {"used": _used(result)}
+                return calls.result(state=paused, usage=_usage(result, before))
         else:
             raise RuntimeError(f"the SDK stopped {ROUNDS} times without a call to ask about")
         record(result.new_items[seen:], gate)
-        return calls.result(_text(result.final_output), usage=_usage(result))
+        return calls.result(_text(result.final_output), usage=_usage(result, before))
 
 
 def _complete(work: Coroutine[Any, Any, T]) -> T:
@@ -154,15 +154,22 @@ def _text(output: Any) -> str:
     return "" if output is None else output if isinstance(output, str) else json.dumps(jsonable(output))
 
 
-def _usage(result: RunResultStreaming) -> TokenUsage | None:
+def _used(result: RunResultStreaming) -> dict[str, int]:
+    """The tokens the SDK counted (since the run began, across its pauses)."""
     used = result.context_wrapper.usage
-    if not (used.input_tokens or used.output_tokens):
-        return None
-    return TokenUsage(
-        input_tokens=used.input_tokens,
-        output_tokens=used.output_tokens,
-        cache_read_tokens=used.input_tokens_details.cached_tokens or 0,
-    )
+    cached = used.input_tokens_details.cached_tokens or 0
+    return {
+        "input_tokens": used.input_tokens,
+        "output_tokens": used.output_tokens,
+        "cache_read_tokens": cached,
+    }
+
+
+def _usage(result: RunResultStreaming, before: dict[str, int] | None) -> TokenUsage | None:
+    """This run's tokens: the SDK's count less what it had counted at the pause this run resumed."""
+    now, before = _used(result), before or {}
+    used = {key: max(value - int(before.get(key, 0)), 0) for key, value in now.items()}
+    return TokenUsage(**used) if used["input_tokens"] or used["output_tokens"] else None
 
 
 def _settle(state: RunState[Any, Any], stopped: list[ToolApprovalItem], gate: Gate) -> list[dict[str, Any]]:
@@ -172,8 +179,9 @@ def _settle(state: RunState[Any, Any], stopped: list[ToolApprovalItem], gate: Ga
     for item in stopped:
         call_id, tool, args = _call(item)
         verdict = gate.verdicts.get(call_id)
-        if verdict is None:
-            verdict = gate.propose(call_id, tool, args, True)  # the SDK's own stop: its mark
+        if verdict is None:  # the SDK's own stop (its mark), for args it could not read
+            unreadable = json_object(getattr(item, "arguments", None)) is None
+            verdict = gate.propose(call_id, tool, args, True, unreadable=unreadable)
         if verdict.effect == "ask":
             asked.append({"call_id": call_id, "tool": tool, "args": args})
         elif verdict.effect == "allow":

@@ -40,11 +40,20 @@ def jsonable(value: Any) -> Any:
 
 def call_args(arguments: str | None) -> dict[str, Any]:
     """A call's args as the model sent them (a JSON object), else {}."""
+    parsed = json_object(arguments)
+    return parsed if parsed is not None else {}
+
+
+def json_object(arguments: str | None) -> dict[str, Any] | None:
+    """A call's args as the model sent them, or None where they are no JSON object (none at all: {}, as
+    the SDK runs such a call)."""
+    if not (arguments or "").strip():
+        return {}
     try:
         parsed = json.loads(arguments or "")
     except ValueError:
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
+        return None
+    return parsed if isinstance(parsed, dict) else None
 
 
 def params_model(tool: FunctionTool) -> type[BaseModel] | None:
@@ -91,11 +100,13 @@ class Gate:
     def __init__(
         self, input: AgentInput, emit: Emit, validate: Any, ids: dict[str, str] | None = None
     ) -> None:
-        self.calls = GatedCalls(input, emit, validate=validate, marked=self._marked, ids=ids)
+        self.calls = GatedCalls(input, emit, validate=self._validate, marked=self._marked, ids=ids)
+        self._check = validate
         self.verdicts: dict[str, Verdict] = {}
         self.approved: dict[str, tuple[ResolvedAction, dict[str, Any]]] = {}
         self.parts: dict[str, ToolResultPart] = {}
         self._marking = False
+        self._unreadable = False
 
     def tool(self, original: FunctionTool) -> FunctionTool:
         """The tool for this run: the gate's `needs_approval`, the gate's invoker around its own."""
@@ -104,8 +115,12 @@ class Gate:
         gated.on_invoke_tool = functools.partial(self._invoke, original)
         return gated
 
-    def propose(self, call_id: str, tool: str, args: dict[str, Any], marked: bool) -> Verdict:
-        self._marking = marked  # read by GatedCalls.propose, at once (nothing awaits in between)
+    def propose(
+        self, call_id: str, tool: str, args: dict[str, Any], marked: bool, unreadable: bool = False
+    ) -> Verdict:
+        """Decide a call (`unreadable`: its args are no JSON object, so unfit whatever the tool takes)."""
+        # read by GatedCalls.propose, at once (nothing awaits in between)
+        self._marking, self._unreadable = marked, unreadable
         verdict = self.calls.propose(call_id, tool, args)
         self.verdicts[call_id] = verdict
         if verdict.refusal is not None:
@@ -114,6 +129,9 @@ class Gate:
 
     def _marked(self, tool: str) -> bool:
         return self._marking
+
+    def _validate(self, tool: str, args: dict[str, Any]) -> list[tuple[str, str]]:
+        return [("args", "not a JSON object")] if self._unreadable else list(self._check(tool, args))
 
     async def _needs_approval(
         self, original: FunctionTool, ctx: RunContextWrapper[Any], params: dict[str, Any], call_id: str
