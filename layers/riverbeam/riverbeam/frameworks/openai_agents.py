@@ -95,7 +95,10 @@ class OpenAIAgentsRunner:
         except Exception as error:  # what ran (or was denied) before the failure is still recorded
             calls = gate.calls
             partial = AgentResult(
-                messages=list(calls.messages), tool_outcomes=dict(calls.outcomes), decided=list(calls.decided)
+                messages=list(calls.messages),
+                tool_outcomes=dict(calls.outcomes),
+                decided=list(calls.decided),
+                denied_when_run=list(calls.denied_when_run),
             )
             raise RunnerFailure(error, partial) from error
 
