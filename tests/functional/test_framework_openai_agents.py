@@ -14,9 +14,10 @@ import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
-from agents import Agent
+from agents import Agent, FunctionTool, function_tool
 from beam_store import BeamStore, ToolResultPart
 from beam_store.memory import InMemoryStore
 from riverbeam import BeamError
@@ -154,6 +155,26 @@ def test_an_agent_with_calls_the_gate_cannot_see_is_refused() -> None:
         OpenAIAgentsRunner("desk")  # type: ignore[arg-type]
 
 
+def test_args_are_checked_strictly_with_the_tools_model_or_else_its_json_schema() -> None:
+    @function_tool
+    def pay(to: str, amount: int, memo: str = "") -> str:
+        return "paid"
+
+    async def invoke(ctx: Any, arguments: str) -> str:
+        return "counted"
+
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    count = FunctionTool(name="count", description="", params_json_schema=schema, on_invoke_tool=invoke)
+    runner = OpenAIAgentsRunner(Agent(name="desk", tools=[pay, count]))
+    assert runner.validate_args("pay", {"to": "bob", "amount": 5}) == []  # memo: its default
+    assert runner.validate_args("pay", {"to": "bob", "amount": "5", "tip": 1}) == [
+        ("amount", "Input should be a valid integer"),
+        ("tip", "not a parameter of the tool"),
+    ]
+    assert runner.validate_args("count", {"n": 2}) == []
+    assert runner.validate_args("count", {"n": "2"}) == [("n", "'2' is not of type 'integer'")]
+
+
 def test_two_calls_of_a_turn_answered_one_at_a_time_each_run_once(store: BeamStore) -> None:
     desk = Desk(store, PAY_BOB, PAY_CAROL)
     paused = desk.invoke()
@@ -270,6 +291,16 @@ def test_an_approval_that_crosses_closing_time_is_denied_when_it_was_to_run(stor
     assert done.text().startswith(f"told {TOLD_BOB}: BEM-080") and "when it was to run" in done.text()
     action = desk.actions(paused)["pay"]
     assert action.status == "denied" and action.response.by.model_dump()["at"] == "run"
+
+
+def test_an_approval_approves_that_call_only_never_the_tool(store: BeamStore) -> None:
+    desk = Desk(store, PAY_BOB, then=[PAY_CAROL])  # paid bob, the model then pays carol
+    paused = desk.invoke()
+    again = desk.reopened().answer(paused)
+    assert again.interrupted and desk.paid == [("bob", 5)]  # no always_approve: carol's call asks
+    assert [(a.tool, a.args["to"]) for a in again.action_required] == [("pay", "carol")]
+    done = desk.reopened().answer(again)
+    assert not done.interrupted and desk.paid == [("bob", 5), ("carol", 7)]
 
 
 def test_a_grant_lets_the_next_call_of_the_tool_run_unasked(store: BeamStore) -> None:

@@ -9,7 +9,7 @@ call and tool result it was given (the conversation it sees)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -66,8 +66,9 @@ def told(items: list[Any]) -> list[str]:
 
 class Desk:
     """The agent registered as "author" with `policy` (Cedar text) on a RiverBeam of `store`; `calls`
-    are what its model calls on a person's message. `reopened()`: the same agent (same counters) in a NEW
-    RiverBeam on the same store, as another process would resume it."""
+        are what its model calls on a person's message (`then`: what it calls next, once, on its first tool
+    results). `reopened()`: the same agent (same counters) in a NEW
+        RiverBeam on the same store, as another process would resume it."""
 
     def __init__(
         self,
@@ -76,6 +77,7 @@ class Desk:
         policy: str | None = None,
         schema: str = "int",
         clock: Callable[[], datetime] | None = None,
+        then: Sequence[Call] = (),
     ) -> None:
         self.store, self.calls, self.policy, self.schema, self.clock = (
             store,
@@ -89,6 +91,7 @@ class Desk:
         self.frames: list[dict[str, Any]] = []
         self.given: list[Any] = []  # what the model was given on its last call
         self.made = 0
+        self.then = list(then)  # the calls it makes once, on its first tool results, before it replies
         self.beam = self._beam()
 
     def agent(self) -> Agent[Any]:
@@ -158,6 +161,9 @@ class Desk:
                 function_call(name, args, call_id=f"call-{self.made}-{n}")
                 for n, (name, args) in enumerate(self.calls)
             ]
+        if self.then:
+            made, self.then = self.then, []
+            return [function_call(name, args, call_id=f"then-{n}") for n, (name, args) in enumerate(made)]
         return [assistant_message("told " + " | ".join(told(items)))]
 
     # driving it
