@@ -321,7 +321,7 @@ def test_a_run_inside_a_running_event_loop(store: BeamStore) -> None:
 
 
 def test_the_docs_example_runs_offline_and_prints_what_it_says() -> None:
-    page = Path(__file__).parents[2] / "docs" / "frameworks" / "openai-agents.md"
+    page = Path(__file__).parents[2] / "docs" / "frameworks" / "openai_agents.md"
     [block] = re.findall(r"^```python\n(.*?)^```", page.read_text(encoding="utf-8"), re.S | re.M)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
