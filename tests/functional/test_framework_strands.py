@@ -12,10 +12,13 @@ import asyncio
 import json
 
 import pytest
-from beam_store import BeamStore, ToolResultPart
+from beam_store import BeamStore, InMemoryStore, ToolResultPart
+from opentelemetry import trace
+from opentelemetry.instrumentation.threading import ThreadingInstrumentor
 from riverbeam import BeamError
 
 from tests.support.clock import Clock
+from tests.support.spans import recording
 from tests.support.strands_agents import BIG, Desk
 
 PAY_BOB = ("pay", {"to": "bob", "amount": 5})
@@ -25,6 +28,8 @@ POLICY = """\
   when { context.args has amount && context.args.amount < 10 };
 @id("no-mallory") forbid (principal, action, resource == Tool::"look_up")
   when { context.args has name && context.args.name == "mallory" };
+@id("no-mallory-pay") forbid (principal, action, resource == Tool::"pay")
+  when { context.args has to && context.args.to == "mallory" };
 @id("ask-carol") forbid (principal, action == Action::"run_unattended", resource == Tool::"look_up")
   when { context.args has name && context.args.name == "carol" };
 """
@@ -102,6 +107,24 @@ def test_the_policy_allows_a_tool_the_framework_gates(store: BeamStore) -> None:
     action = desk.actions(done)["pay"]
     assert action.status == "resolved" and action.response.by.policy_ids == ["small-payments"]
     assert action.outcome is not None and action.outcome.output == "paid 5 to bob"
+
+
+def test_the_policy_denies_a_tool_the_framework_gates_answering_its_interrupt(store: BeamStore) -> None:
+    desk = Desk(store, ("pay", {"to": "mallory", "amount": 5}), policy=POLICY)
+    done = desk.invoke()
+    assert desk.paid == [] and not done.interrupted  # the user's hook got the refusal as its answer
+    said = done.text()
+    assert said.startswith('told pay({"amount": 5, "to": "mallory"}): BEM-080') and "no-mallory-pay" in said
+    assert desk.actions(done)["pay"].status == "denied"
+
+
+def test_a_tool_that_fails_is_told_as_its_error(store: BeamStore) -> None:
+    desk = Desk(store, ("look_up", {"name": "crash"}))
+    done = desk.invoke()
+    [result] = desk.frames_of("tool_result")
+    assert (result["status"], result["error"]["code"]) == ("error", "BEM-331")
+    assert "no such payee: crash" in result["error"]["message"]
+    assert "no such payee: crash" in done.text()
 
 
 def test_args_that_do_not_fit_the_schema_strictly_are_never_asked_about(store: BeamStore) -> None:
@@ -227,3 +250,18 @@ def test_a_run_inside_a_running_event_loop(store: BeamStore) -> None:
         return desk.invoke().text()
 
     assert asyncio.run(invoked()) == 'told look_up({"name": "alice"}): alice is a payee'
+
+
+def test_riverbeams_spans_are_made_around_the_run_and_strands_installs_no_provider() -> None:
+    for recorded in recording():
+        provider = trace.get_tracer_provider()
+        desk = Desk(InMemoryStore(), ("look_up", {"name": "alice"}))
+        assert not ThreadingInstrumentor().is_instrumented_by_opentelemetry  # Strands' patch undone
+        desk.invoke()
+        assert trace.get_tracer_provider() is provider
+        [run] = recorded.named("invoke_agent author")
+        assert run.context is not None and run.parent is None
+        strands_run = recorded.one("invoke_agent desk")  # Strands' own spans, inside Riverbeam's run
+        assert strands_run.parent is not None and strands_run.parent.span_id == run.context.span_id
+        tool = recorded.one("execute_tool look_up")
+        assert tool.context is not None and tool.context.trace_id == run.context.trace_id

@@ -168,6 +168,8 @@ class Desk:
         def look_up(name: str) -> str:
             """Look a payee up."""
             self.looked.append(name)
+            if name == "crash":
+                raise LookupError(f"no such payee: {name}")
             return BIG if name == "big" else f"{name} is a payee"
 
         agent = Agent(model=DeskModel(self), tools=[pay, look_up], name="desk", callback_handler=None)

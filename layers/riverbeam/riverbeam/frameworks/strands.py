@@ -46,6 +46,7 @@ class StrandsRunner:
         if not isinstance(agent, Agent):
             raise TypeError(f"StrandsRunner takes a strands.Agent, not {type(agent).__name__}")
         self.agent = agent
+        _untouched_threads()
         self.hooks = RiverbeamHooks()
         # registered after the user's own hooks: a call they interrupt is seen as marked
         agent.hooks.add_callback(BeforeToolCallEvent, self.hooks.before)
@@ -168,6 +169,19 @@ class StrandsRunner:
         return TokenUsage(
             input_tokens=sum(u.input_tokens for u in used), output_tokens=sum(u.output_tokens for u in used)
         )
+
+
+def _untouched_threads() -> None:
+    """Strands instruments `threading` for the whole process when it makes its tracer (its first Agent):
+    every thread would then start in its starter's span context. Undone, so Riverbeam's spans keep the
+    parents they have without Strands; Strands sets no tracer provider (its spans go to the process's)."""
+    from opentelemetry.instrumentation.threading import ThreadingInstrumentor
+    from strands.telemetry import tracer
+
+    tracer.get_tracer()  # made now if not yet: it instruments once, then never again
+    instrumentor = ThreadingInstrumentor()
+    if instrumentor.is_instrumented_by_opentelemetry:
+        instrumentor.uninstrument()
 
 
 def _complete(work: Coroutine[Any, Any, T]) -> T:
