@@ -265,3 +265,12 @@ def test_riverbeams_spans_are_made_around_the_run_and_strands_installs_no_provid
         assert strands_run.parent is not None and strands_run.parent.span_id == run.context.span_id
         tool = recorded.one("execute_tool look_up")
         assert tool.context is not None and tool.context.trace_id == run.context.trace_id
+
+
+def test_an_interrupt_a_tool_raises_itself_fails_the_run_naming_it(store: BeamStore) -> None:
+    desk = Desk(store, ("refund", {"amount": 5}))
+    with pytest.raises(BeamError):
+        desk.invoke()
+    [error] = desk.frames_of("error")
+    assert error["code"] == "BEM-094" and "refund-approval" in error["message"]
+    assert store.list_actions(desk.frames[0]["interaction_id"]) == []

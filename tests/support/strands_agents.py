@@ -16,7 +16,7 @@ from beam_store import BeamStore
 from riverbeam import AgentResult, BeamError, Policy, RiverBeam
 from riverbeam.frameworks import StrandsRunner
 from riverbeam.models import DoneFrame, ErrorFrame
-from strands import Agent, tool
+from strands import Agent, ToolContext, tool
 from strands.hooks import BeforeToolCallEvent
 from strands.models import Model
 
@@ -172,7 +172,13 @@ class Desk:
                 raise LookupError(f"no such payee: {name}")
             return BIG if name == "big" else f"{name} is a payee"
 
-        agent = Agent(model=DeskModel(self), tools=[pay, look_up], name="desk", callback_handler=None)
+        @tool(context=True)
+        def refund(amount: int, tool_context: ToolContext) -> str:
+            """Refund `amount`: the tool asks by itself (an interrupt from its ToolContext)."""
+            tool_context.interrupt("refund-approval", reason={"amount": amount})
+            return f"refunded {amount}"
+
+        agent = Agent(model=DeskModel(self), tools=[pay, look_up, refund], name="desk", callback_handler=None)
         agent.hooks.add_callback(BeforeToolCallEvent, approve_payments)
         return agent
 

@@ -22,6 +22,7 @@ from strands import Agent, Snapshot
 from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent, MessageAddedEvent
 
 from ..agent.registry import AgentInput, Emit, ResolvedAction, RunnerFailure
+from ..errors import BeamError
 from ..mcp.schemas import SchemaRefused, safe_validator
 from ..models import AgentResult, TextDeltaFrame
 from .calls import GatedCalls
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 CANCELLED_CODE = "BEM-069"
+UNANSWERABLE_CODE = "BEM-094"  # an interrupt no gated call raised (a tool's own)
 
 
 class StrandsRunner:
@@ -131,7 +133,8 @@ class StrandsRunner:
                 if not given:  # only calls waiting for a person: the run pauses
                     unknown = self.hooks.unknown(list(result.interrupts or []))
                     if unknown:
-                        raise ValueError(f"interrupts other than a BeforeToolCallEvent hook's: {unknown}")
+                        said = f"interrupts other than a BeforeToolCallEvent hook's: {unknown}"
+                        raise BeamError(UNANSWERABLE_CODE, said)
                     return calls.result(state=self._paused(calls), usage=self._usage())
                 result = await self._stream(given, calls)  # calls the gate decided itself: they go on
         return calls.result(_text(result), usage=self._usage())
@@ -246,11 +249,11 @@ def agent_history(
     prompt = "".join(p.text for p in content if isinstance(p, TextPart)) or None
     if earlier and earlier[-1].role == "human" and earlier[-1].type == "message":
         earlier.pop()
+    kept = [m for m in earlier if m.type == "message"]  # a person's answer: its tool message says it
     made: list[dict[str, Any]] = []
-    for message in earlier:
-        if message.type != "message":
-            continue  # a person's answer to an action: its tool message says what came of it
-        blocks = _blocks(message)
+    paired = _paired(kept)
+    for message in kept:
+        blocks = [b for b in _blocks(message) if _block_id(b) in paired]
         role = "assistant" if message.role == "ai" else "user"
         if not blocks:
             continue
@@ -259,6 +262,20 @@ def agent_history(
         else:
             made.append({"role": role, "content": blocks})
     return made, prompt
+
+
+def _block_id(block: dict[str, Any]) -> str | None:
+    """The call a toolUse or toolResult block belongs to; None for text."""
+    found = block.get("toolUse") or block.get("toolResult")
+    return str(found["toolUseId"]) if found else None
+
+
+def _paired(messages: Sequence[Message]) -> set[str | None]:
+    """The calls with both their call and their result in `messages` (a model takes no call without its
+    result, nor a result without its call), and None: text is always kept."""
+    calls = {p.tool_call_id for m in messages for p in m.content if isinstance(p, ToolCallPart)}
+    results = {p.tool_call_id for m in messages for p in m.content if isinstance(p, ToolResultPart)}
+    return {None, *(calls & results)}
 
 
 def _blocks(message: Message) -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 # the name of Riverbeam's own interrupt, for a call the user's hooks do not interrupt
 OWN = "riverbeam"
 FAILED_CODE = "BEM-331"
+UNKNOWN_CODE = "BEM-333"
 APPROVALS = (True, "y", "yes")  # the answers Strands' own HITL reads as an approval
 
 
@@ -155,7 +156,8 @@ class RiverbeamHooks:
             return
         part = self.parts.get(call_id)
         if part is None:
-            output, error = _outcome(event.result)
+            unknown = event.selected_tool is None and event.cancel_message is None
+            output, error = _outcome(event.result, UNKNOWN_CODE if unknown else FAILED_CODE)
             part = calls.ran(calls.action_id(call_id), tool, output, error)
             if call_id in self.edited:  # the session's tool message says what it ran with
                 part.edited_args = dict(self.edited[call_id])
@@ -194,8 +196,9 @@ def _rewrite(messages: list[Any], call_id: str, args: dict[str, Any]) -> None:
                 block["toolUse"]["input"] = dict(args)
 
 
-def _outcome(result: Any) -> tuple[Any, ErrorInfo | None]:
-    """A Strands tool result as Riverbeam's output, or its error (the tool failed)."""
+def _outcome(result: Any, code: str) -> tuple[Any, ErrorInfo | None]:
+    """A Strands tool result as Riverbeam's output, or its error (`code`: the tool failed, or the agent
+    has no such tool)."""
     blocks = result.get("content", []) if isinstance(result, dict) else []
     parts = [b["json"] if "json" in b else b.get("text", "") for b in blocks]
     if all(isinstance(p, str) for p in parts):
@@ -204,5 +207,5 @@ def _outcome(result: Any) -> tuple[Any, ErrorInfo | None]:
         output = parts[0] if len(parts) == 1 else parts
     if result.get("status") == "error":
         said = output if isinstance(output, str) else json.dumps(output)
-        return None, ErrorInfo(code=FAILED_CODE, message=said[:2000] or "the tool failed")
+        return None, ErrorInfo(code=code, message=said[:2000] or "the tool failed")
     return output, None
