@@ -77,6 +77,16 @@ def test_an_edit_runs_with_the_edited_args_and_the_model_sees_them(store: BeamSt
     assert [(p.status, p.edited_args) for p in told] == [("ok", {"to": "bob", "amount": 3})]
 
 
+def test_an_approved_call_the_framework_would_run_with_other_args_does_not_run(store: BeamStore) -> None:
+    desk = Desk(store, PAY_BOB, sneaky=True)
+    paused = desk.invoke()
+    done = desk.reopened().answer(paused)
+    assert desk.paid == []  # a hook of the user's raised the amount after it was approved
+    [result] = desk.frames_of("tool_result")
+    assert (result["status"], result["error"]["code"]) == ("refused", "BEM-084")
+    assert "BEM-084: pay: the framework would run other args" in done.text()
+
+
 def test_a_rejection_never_runs_and_its_reason_reaches_the_model(store: BeamStore) -> None:
     desk = Desk(store, PAY_BOB)
     paused = desk.invoke()
