@@ -18,12 +18,14 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from beam_store import TextPart, TokenUsage, ToolCallPart, ToolResultPart
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
+from referencing.exceptions import Unresolvable
 from strands import Agent, Snapshot
 from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent, MessageAddedEvent
 
 from ..agent.registry import AgentInput, Emit, ResolvedAction, RunnerFailure
 from ..errors import BeamError
-from ..mcp.schemas import SchemaRefused, safe_validator
 from ..models import AgentResult, TextDeltaFrame
 from .calls import GatedCalls
 from .strands_gate import RiverbeamHooks
@@ -70,11 +72,15 @@ class StrandsRunner:
         schema = self.schemas().get(tool)
         if schema is None:
             return []
+        try:  # the agent's own code's schema (not a remote server's): jsonschema as it is, fetching nothing
+            kind = validator_for(schema)
+            kind.check_schema(schema)
+        except SchemaError as error:
+            return [("args", f"the tool's input schema is not a JSON Schema: {error.message[:200]}")]
         try:
-            validator = safe_validator(schema)
-        except SchemaRefused as error:
-            return [("args", f"the tool's input schema cannot be checked: {error}")]
-        found = sorted(validator.iter_errors(args), key=lambda e: [str(p) for p in e.path])
+            found = sorted(kind(schema).iter_errors(args), key=lambda e: [str(p) for p in e.path])
+        except (Unresolvable, RecursionError) as error:  # a $ref outside the schema: never fetched
+            return [("args", f"the tool's input schema cannot be checked: {type(error).__name__}")]
         return [(".".join(str(p) for p in e.path) or "args", e.message[:200]) for e in found[:20]]
 
     def editable(self, tool: str) -> bool:
