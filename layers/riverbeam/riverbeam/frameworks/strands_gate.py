@@ -49,6 +49,7 @@ class RiverbeamHooks:
             k: list(v) for k, v in (kept.get("interrupts") or {}).items()
         }
         self.auto: dict[str, Any] = {}
+        self.given: set[str] = set()  # interrupts answered in this run
         self.parts: dict[str, ToolResultPart] = {}  # call id -> the tool message Riverbeam made for it
         self.edited: dict[str, dict[str, Any]] = {}  # call id -> the args a person edited it to
         self.silent: set[str] = set()  # rejected or expired: the pipeline stores their tool message
@@ -143,7 +144,8 @@ class RiverbeamHooks:
                 if interrupt.id in ids and call_id in self.answers:
                     refused = self.answers[call_id].get("refused")
                     response = True if refused is None else refused
-            if response is not None:
+            if response is not None and interrupt.id not in self.given:  # raised again: not answered twice
+                self.given.add(interrupt.id)
                 given.append({"interruptResponse": {"interruptId": interrupt.id, "response": response}})
         return given
 
