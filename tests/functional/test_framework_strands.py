@@ -163,6 +163,35 @@ def test_two_calls_of_a_turn_answered_one_at_a_time_each_run_once(store: BeamSto
     assert statuses == {"bob": "resolved", "carol": "cancelled"}
 
 
+def test_a_marked_call_and_one_the_policy_asks_for_answered_one_at_a_time(store: BeamStore) -> None:
+    desk = Desk(store, PAY_BOB, ("look_up", {"name": "carol"}), ("look_up", {"name": "alice"}), policy=POLICY)
+    paused = desk.invoke()  # pay: the small payment the policy allows; carol: asks by Riverbeam's interrupt
+    assert sorted(desk.looked) == ["alice"] and desk.paid == [("bob", 5)]
+    [asked] = paused.action_required
+    assert asked.args == {"name": "carol"}
+    done = desk.reopened().answer(paused, status="cancelled", reason="not carol")
+    assert desk.looked == ["alice"] and desk.paid == [("bob", 5)] and not done.interrupted
+    told = dict(s.split("): ", 1) for s in done.text().removeprefix("told ").split(" | "))
+    assert told['pay({"amount": 5, "to": "bob"}'] == "paid 5 to bob"
+    assert told['look_up({"name": "alice"}'] == "alice is a payee"
+    assert told['look_up({"name": "carol"}'].endswith("refused to run look_up: not carol")
+
+
+def test_two_calls_asked_by_both_kinds_of_interrupt_answered_one_at_a_time(store: BeamStore) -> None:
+    desk = Desk(store, PAY_CAROL, ("look_up", {"name": "carol"}), policy=POLICY.replace("< 10", "< 5"))
+    paused = desk.invoke()
+    assert [a.tool for a in paused.action_required] == ["pay", "look_up"] and desk.looked == []
+    waiting = desk.reopened().answer(paused, 1)  # look_up first: Strands waits for pay's answer too
+    assert waiting.interrupted and desk.looked == [] and desk.paid == []
+    assert [a.action_id for a in waiting.action_required] == [paused.action_required[0].action_id]
+    done = desk.reopened().answer(waiting, 0, edited_args={"to": "carol", "amount": 3})
+    assert desk.looked == ["carol"] and desk.paid == [("carol", 3)] and not done.interrupted
+    assert sorted(done.text().removeprefix("told ").split(" | ")) == [
+        'look_up({"name": "carol"}): carol is a payee',
+        'pay({"amount": 3, "to": "carol"}): paid 3 to carol',
+    ]
+
+
 def test_the_sessions_messages_are_in_order(store: BeamStore) -> None:
     desk = Desk(store, ("look_up", {"name": "bob"}), PAY_BOB)
     paused = desk.invoke()
