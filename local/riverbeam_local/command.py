@@ -22,6 +22,7 @@ COMMANDS = {
     "approvals": "print the pending actions you may answer, across sessions, as JSON",
     "grants": "grants SESSION: print a session's standing grants (always allow) as JSON",
     "revoke": "revoke SESSION GRANT: revoke a standing grant; the session's calls ask again",
+    "login": "login --url URL: sign in to a stack's user pool (AuthMode jwt) for the clients",
     "trace": "print a run's spans as a tree with timings (kept by dev --traces)",
 }
 
@@ -72,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         from riverbeam_local.clients.demo import main as demo
 
         return demo(argv[1:])
+    if command == "login":
+        from riverbeam_local.clients.cognito import main as login
+
+        return login(argv[1:])
     if command == "policy":  # needs no stack: Cedar on this machine
         from riverbeam_local.clients.policy_check import main as policy
 

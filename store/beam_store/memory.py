@@ -366,9 +366,12 @@ class InMemoryStore(FramesInMemory, InboxInMemory, OutboxInMemory):
             )
         for action in step.open_actions:
             self._actions.setdefault(action.action_id, action.model_copy(deep=True))
-        for action in step.record_outcomes:
+        for action in step.record_outcomes:  # denied as it was to run: its status and response too
+            denied = (
+                {"status": action.status, "response": action.response} if action.status == "denied" else {}
+            )
             self._actions[action.action_id] = self._actions[action.action_id].model_copy(
-                deep=True, update={"outcome": action.outcome, "updated_at": now}
+                deep=True, update={"outcome": action.outcome, "updated_at": now, **denied}
             )
         for action in step.tell_expired:
             self._actions[action.action_id] = self._actions[action.action_id].model_copy(

@@ -239,6 +239,8 @@ class PolicyDecided(WireModel):
 
     kind: Literal["policy"] = "policy"
     policy_ids: list[str] = Field(default_factory=list)
+    # "run": a call a person approved, denied as it was about to run (a forbid that held then)
+    at: Literal["run"] | None = Field(default=None, exclude_if=lambda at: at is None)
 
 
 class GrantDecided(WireModel):

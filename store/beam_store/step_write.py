@@ -31,7 +31,8 @@ class StepWrite:
     run_op: "create" puts a new run; "close" requires it still `running`.
     resolve_actions: each must still be pending, in `interaction` and `session`.
     open_actions: new pending actions (one already pending in the same interaction is left as it is).
-    record_outcomes: each must be resolved by `run` and have no outcome yet.
+    record_outcomes: each must be resolved by `run` and have no outcome yet; one given `denied` (with its
+    response) was denied as it was to run, and is stored so.
     tell_expired: each must be expired and not told yet (no resolved_run_id): `run` tells the agent.
     frames: written as `append_frames` would, in the same write.
     outbox: the events the step publishes (outbox.py), kept in the same write.

@@ -155,16 +155,28 @@ def _expected_environment(template: dict[str, Any], stack: Stack, function: str)
     return expected
 
 
+FRAMEWORK_CONDITIONS = {
+    "UsePydanticAI": "pydantic_ai",
+    "UseLangGraph": "langgraph",
+    "UseOpenAIAgents": "openai_agents",
+    "UseStrands": "strands",
+}
+
+
 def _expected_layers(template: dict[str, Any], stack: Stack, props: dict[str, Any]) -> list[str]:
-    """A function's layers as CloudFormation resolves them: ADOT's last, only where AdotLayerArn is set."""
+    """A function's layers as CloudFormation resolves them: ADOT's only where AdotLayerArn is set; the git
+    layer, or in its place the framework's that AgentFramework names."""
     adot = stack.parameters.get("AdotLayerArn") or template["Parameters"]["AdotLayerArn"]["Default"]
+    framework = stack.parameters.get("AgentFramework", "")
+    holds = {"ExportTraces": bool(adot)} | {c: framework == f for c, f in FRAMEWORK_CONDITIONS.items()}
     found = []
     for layer in props["Layers"]:
-        if "Fn::If" in layer:
-            assert layer == {"Fn::If": ["ExportTraces", {"Ref": "AdotLayerArn"}, {"Ref": "AWS::NoValue"}]}
-            found += [adot] if adot else []
-        else:
-            found.append(stack.physical[layer["Ref"]])
+        while "Fn::If" in layer:
+            condition, then, otherwise = layer["Fn::If"]
+            layer = then if holds[condition] else otherwise
+        if layer == {"Ref": "AWS::NoValue"}:
+            continue
+        found.append(adot if layer == {"Ref": "AdotLayerArn"} else stack.physical[layer["Ref"]])
     return found
 
 
@@ -539,6 +551,23 @@ def test_with_adots_layer_every_function_exports_its_spans_through_it(moto: None
         assert made["Environment"]["Variables"] == _expected_environment(template, stack, name), name
 
 
+def test_with_an_agent_framework_its_layer_takes_the_git_layers_place(moto: None) -> None:
+    params = parameters("none", AgentFramework="langgraph")
+    template = transformed("none", AgentFramework="langgraph")
+    stack = create_stack(template, params, name="riverbeam-langgraph")
+    functions = _resources(template, "AWS::Lambda::Function")
+    # SAM names a layer's version by its logical id and a hash of its content
+    made_layers = {logical for logical in stack.physical if logical.endswith(tuple("0123456789abcdef"))}
+    langgraph = next(stack.physical[m] for m in made_layers if m.startswith("LangGraphLayer"))
+    for name in ("InvokeFunction", "ResumeFunction", "WorkerFunction"):
+        made = [layer["Arn"] for layer in _configuration(stack, name)["Layers"]]
+        assert made == _expected_layers(template, stack, functions[name]["Properties"]), name
+        assert langgraph in made and len(made) <= 4, name
+        assert not any("GitLayer" in arn for arn in made), name
+    # made only where AgentFramework names it
+    assert not any(m.startswith(("PydanticAILayer", "StrandsLayer")) for m in stack.physical)
+
+
 # ---------------------------------------------------------------- the APIs (not in moto)
 
 
@@ -603,9 +632,17 @@ def test_the_apis_routes_reach_functions_with_the_authorization_of_the_auth_mode
             assert props.get("AuthorizationType", "NONE") == "NONE" and "AuthorizerId" not in props, name
     (authorizer,) = _resources(template, "AWS::ApiGatewayV2::Authorizer").values()
     assert authorizer["Condition"] == "UseJwt"  # made only under AuthMode jwt
+    # the issuer given, else the stack's own user pool (tests/unit/test_template_user_pool.py)
+    pool_issuer = {"Fn::Sub": "https://cognito-idp.${AWS::Region}.${AWS::URLSuffix}/${UserPool}"}
     assert authorizer["Properties"]["JwtConfiguration"] == {
-        "Issuer": {"Ref": "JwtIssuer"},
-        "Audience": {"Fn::Split": [",", {"Ref": "JwtAudience"}]},
+        "Issuer": {"Fn::If": ["MakeUserPool", pool_issuer, {"Ref": "JwtIssuer"}]},
+        "Audience": {
+            "Fn::If": [
+                "MakeUserPool",
+                [{"Ref": "UserPoolClient"}],
+                {"Fn::Split": [",", {"Ref": "JwtAudience"}]},
+            ]
+        },
     }
     stages = {
         _named(s["Properties"]["ApiId"]): s["Properties"]

@@ -56,7 +56,7 @@ def test_help_names_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert all(name in out for name in COMMANDS)
     named = {"dev", "demo", "chat", "invoke", "resume", "get", "frames", "trace", "approvals", "policy"}
-    named |= {"grants", "revoke"}
+    named |= {"grants", "revoke", "login"}
     assert set(COMMANDS) == named
 
 

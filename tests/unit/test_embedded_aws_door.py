@@ -135,3 +135,54 @@ def test_the_key_is_the_secrets_and_shaped_as_aws_keys() -> None:
     other = stack_key("another-secret-0123456789abcdef")
     assert other.access_key_id != KEY.access_key_id and other.secret_access_key != KEY.secret_access_key
     assert len(KEY.access_key_id) == 20 and len(KEY.secret_access_key) == 40
+
+
+COGNITO = "AWSCognitoIdentityProviderService"
+
+
+@pytest.mark.parametrize("operation", ["InitiateAuth", "RespondToAuthChallenge"])
+def test_cognitos_sign_in_reaches_the_app_unsigned_as_on_aws(operation: str) -> None:
+    app = App()
+    body = b'{"AuthFlow": "USER_PASSWORD_AUTH"}'
+    headers = {"Content-Type": "application/x-amz-json-1.1", "X-Amz-Target": f"{COGNITO}.{operation}"}
+    status, _ = send(app, "POST", "/", body, headers)
+    assert status == 200 and app.bodies == [body]
+
+
+def test_a_pools_public_keys_reach_the_app_unsigned() -> None:
+    app = App()
+    for path in (
+        "/us-east-1_abc123/.well-known/jwks.json",
+        "/us-east-1_abc123/.well-known/openid-configuration",
+    ):
+        status, _ = send(app, "GET", path, b"", {})
+        assert status == 200, path
+    assert len(app.bodies) == 2
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "target"),
+    [
+        ("POST", "/", f"{COGNITO}.AdminCreateUser"),  # an administrator's call: signed, or refused
+        ("POST", "/", f"{COGNITO}.ListUsers"),
+        ("POST", "/", "DynamoDB_20120810.Scan"),
+        ("GET", "/us-east-1_abc123/.well-known/jwks.json/../../moto-api", None),
+        ("GET", "/riverbeam-local-content/.well-known/jwks.json", None),  # an S3 key, not a pool's
+        ("POST", "/us-east-1_abc123/.well-known/jwks.json", None),
+    ],
+)
+def test_nothing_else_goes_unsigned(method: str, path: str, target: str | None) -> None:
+    app = App()
+    headers = {"Content-Type": "application/x-amz-json-1.1", **({"X-Amz-Target": target} if target else {})}
+    status, _ = send(app, method, path, b"{}", headers)
+    assert status in (400, 403, 404) and app.bodies == []
+
+
+def test_an_administrators_cognito_call_signed_with_the_stacks_key_reaches_the_app() -> None:
+    app = App()
+    headers = {"Content-Type": "application/x-amz-json-1.1", "X-Amz-Target": f"{COGNITO}.AdminCreateUser"}
+    body = b'{"UserPoolId": "us-east-1_abc123", "Username": "ana"}'
+    status, _ = send(
+        app, "POST", "/", body, signed("POST", "/", body, service="cognito-idp", headers=headers)
+    )
+    assert status == 200 and app.bodies == [body]

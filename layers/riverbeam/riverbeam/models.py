@@ -169,6 +169,8 @@ class AgentResult(WireModel):
     usage: TokenUsage | None = Field(default=None, exclude=True)
     # the calls decided without asking that are kept as Actions (denied, or allowed by a policy or grant)
     decided: list[DecidedCall] = Field(default_factory=list, exclude=True)
+    # approved calls denied as they were about to run (a forbid that held then: CONTRACT 17); never ran
+    denied_when_run: list[DecidedCall] = Field(default_factory=list, exclude=True)
     # a runner's paused state (any JSON value), kept with the interaction for its next run (CONTRACT 15)
     state: Any = Field(default=None, exclude=True)
 

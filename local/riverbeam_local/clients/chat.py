@@ -21,11 +21,10 @@ from prompt_toolkit.input.typeahead import clear_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from ..display import hidden_warning, visible
-from ..stack_secret import find_secret
 from .approver_commands import add_group_option
 from .chat_commands import revoke, show_grants, show_help
 from .client import ApiClient, ApiError, ClientError, Json, response
-from .options import add_connection_options, url_problem
+from .options import add_connection_options, api_client, url_problem
 from .subscription import Subscription
 from .view import View, compact
 
@@ -229,7 +228,7 @@ class Chat:
             if warning:  # said right above the question, whose args show them escaped
                 self.view.line("warning", warning)
             # `a` and `A` approve and grant: the owner's, where the tool may be granted
-            owner = action.get("user_id", self.api.user) == self.api.user
+            owner = self.api.is_me(action.get("user_id", self.api.user))
             grantable = owner and action.get("grantable") is True
             tool = visible(str(action["tool"]))
             choices = (
@@ -306,11 +305,10 @@ def main(argv: list[str] | None = None) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print("riverbeam chat: needs a terminal (scripts use riverbeam invoke and resume)", file=sys.stderr)
         return 2
-    secret = find_secret(args.secret, url=args.url)
-    api = ApiClient(args.url, args.user, secret=secret, groups=tuple(args.group))
     session_id = args.session or args.new_session or str(uuid.uuid4())
-    chat = Chat(api, session_id, args.agent, View(), resumed=args.session is not None)
     try:
+        api = api_client(args, tuple(args.group))
+        chat = Chat(api, session_id, args.agent, View(), resumed=args.session is not None)
         problem = None if args.approver else start_problem(api, args)
         if problem:
             print(f"riverbeam chat: {problem}", file=sys.stderr)

@@ -9,7 +9,10 @@ import urllib.parse
 import urllib.request
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .tokens_file import Token
 
 DEFAULT_URL = "http://127.0.0.1:3000"
 HTTP_TIMEOUT_SECONDS = 60.0
@@ -57,6 +60,38 @@ class Unreachable(ClientError):
         super().__init__(f"cannot reach {url}: {reason}{_hint(url, reason)}")
 
 
+class TokenRefused(ClientError):
+    """The stack refused the token sent (401): one line with the reason where the stack gave one, and what
+    to do."""
+
+    def __init__(self, token: Token, body: Any) -> None:
+        error = body.get("error") if isinstance(body, dict) else None
+        reason = str(error.get("message", "")) if isinstance(error, dict) else ""
+        said = f" ({reason})" if reason else ""
+        super().__init__(f"the stack refused the token of {token.source}{said}: {token.remedy()}")
+
+
+class NoToken(ClientError):
+    """A stack with AuthMode jwt asked for a token and none was sent."""
+
+    def __init__(self, body: Any, url: str) -> None:
+        error = body.get("error") if isinstance(body, dict) else None
+        said = f"{error.get('code')} {error.get('message', '')}" if isinstance(error, dict) else "401"
+        hint = f"run `riverbeam login --url {url.rstrip('/')}`, or give --token"
+        super().__init__(f"the stack asks for a token (AuthMode jwt; it says {said}): {hint}")
+
+
+def refusal(status: int, body: Any, token: Token | None, url: str) -> ClientError:
+    """What an answer of `status` raises: a refused token (or none, where the stack wants one) in words of
+    its own, else the API's error."""
+    if status == 401 and token is not None:
+        return TokenRefused(token, body)
+    error = body.get("error") if isinstance(body, dict) else None
+    if status == 401 and isinstance(error, dict) and error.get("code") == "BEM-030":
+        return NoToken(body, url)
+    return ApiError(status, body)
+
+
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -69,12 +104,15 @@ def _hint(url: str, reason: object) -> str:
     return " (is --url the stack's API?)"
 
 
-def websocket_url(http_url: str, session_id: str, user_id: str, secret: str | None = None) -> str:
+def websocket_url(
+    http_url: str, session_id: str, user_id: str, secret: str | None = None, token: str | None = None
+) -> str:
     """`http://host:port/` -> `ws://host:port/ws?session_id=...&user_id=...&secret=...` (https -> wss;
-    the stack's secret where there is one: a WebSocket has no header for it)."""
+    the token, else the stack's secret where there is one: a WebSocket has no header for them)."""
     parts = urllib.parse.urlsplit(http_url)
     scheme = "wss" if parts.scheme == "https" else "ws"
-    fields = {"session_id": session_id, "user_id": user_id, **({"secret": secret} if secret else {})}
+    credential = {"token": token} if token else {"secret": secret} if secret else {}
+    fields = {"session_id": session_id, "user_id": user_id, **credential}
     query = urllib.parse.urlencode(fields)
     return urllib.parse.urlunsplit((scheme, parts.netloc, parts.path.rstrip("/") + "/ws", query, ""))
 
@@ -88,7 +126,8 @@ def _decoded(raw: bytes) -> Any:
 
 @dataclass
 class ApiClient:
-    """`secret`: the local stack's, sent as `Authorization: Bearer` (None: no such header)."""
+    """`secret`: the local stack's, sent as `Authorization: Bearer` (None: no such header); `token`: a
+    JWT sent there instead (AuthMode `jwt`), whose caller is `user` too."""
 
     url: str
     user: str
@@ -96,6 +135,28 @@ class ApiClient:
     secret: str | None = field(default=None, repr=False)
     # the caller's groups (AuthMode `none`): an approver named by group answers and reads as one of them
     groups: tuple[str, ...] = ()
+    token: Token | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.token is not None:
+            self.user = self.token.user() or self.user
+
+    def is_me(self, user_id: object) -> bool:
+        """Whether a record's `user_id` is the caller's (a token names them by sub and by name)."""
+        return user_id == self.user or (self.token is not None and user_id in self.token.identities())
+
+    def _renewed(self) -> bool:
+        """Whether a kept token that expired while the command ran (a long chat) is renewed now; TokenProblem
+        where its refresh token no longer serves (sign in again)."""
+        from .tokens_file import KEPT, expired, find_token
+
+        if self.token is None or self.token.source != KEPT or not expired(self.token.text):
+            return False
+        fresh = find_token(None, self.url)
+        if fresh is None or fresh.text == self.token.text:
+            return False
+        self.token = fresh
+        return True
 
     def _caller(self) -> Json:
         return {"user_id": self.user, **({"groups": list(self.groups)} if self.groups else {})}
@@ -105,8 +166,9 @@ class ApiClient:
         query = {**who, **{k: v for k, v in query.items() if v is not None}}
         target = self.url.rstrip("/") + path + "?" + urllib.parse.urlencode(query)
         headers = {"content-type": "application/json", "accept": "application/json"}
-        if self.secret:
-            headers["authorization"] = f"Bearer {self.secret}"
+        bearer = self.token.text if self.token is not None else self.secret
+        if bearer:
+            headers["authorization"] = f"Bearer {bearer}"
         request = urllib.request.Request(
             target,
             data=None if body is None else json.dumps(body).encode(),
@@ -117,7 +179,10 @@ class ApiClient:
             with urllib.request.urlopen(request, timeout=self.timeout) as answer:
                 return _decoded(answer.read())
         except urllib.error.HTTPError as error:
-            raise ApiError(error.code, _decoded(error.read())) from None
+            said = _decoded(error.read())
+            if error.code == 401 and self._renewed():
+                return self.request(method, path, body, **query)
+            raise refusal(error.code, said, self.token, self.url) from None
         except urllib.error.URLError as error:
             raise Unreachable(self.url, getattr(error.reason, "strerror", None) or error.reason) from None
         except (TimeoutError, ConnectionError) as error:

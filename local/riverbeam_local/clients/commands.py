@@ -15,11 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..display import visible, visible_json
-from ..stack_secret import find_secret
 from . import approver_commands
 from .approver_commands import add_approvals_command, add_group_option, answered_as_approver
 from .client import RECORD_PATHS, ApiClient, ApiError, ClientError, Json, response
-from .options import add_connection_options, url_problem
+from .options import add_connection_options, api_client, url_problem
 from .subscription import Subscription
 
 
@@ -63,7 +62,7 @@ def invoke(api: ApiClient, args: argparse.Namespace) -> None:
 def resume(api: ApiClient, args: argparse.Namespace) -> None:
     action = api.get("action", args.approve or args.reject)
     envelope = response(action, approve=bool(args.approve), reason=args.reason, grant=args.grant)
-    if action.get("user_id") != api.user:  # an approver of another's session: no frames to follow
+    if not api.is_me(action.get("user_id")):  # an approver of another's session: no frames to follow
         answered_as_approver(api, action, envelope, _print_json)
         return
     asyncio.run(stream_run(api, action["session_id"], lambda: api.resume(action, [envelope])))
@@ -163,7 +162,7 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         groups = tuple(getattr(args, "group", ()))
-        api = ApiClient(args.url, args.user, secret=find_secret(args.secret, url=args.url), groups=groups)
+        api = api_client(args, groups)
         COMMANDS[args.command](api, args)
     except ApiError as error:
         print(error.json(), file=sys.stderr)

@@ -8,12 +8,15 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus, WebSocketException
 
-from .client import ApiClient, ApiError, ClientError, Json, Unreachable, websocket_url
+from .client import ApiClient, ClientError, Json, Unreachable, refusal, websocket_url
+
+if TYPE_CHECKING:
+    from .tokens_file import Token
 
 # reconnect delays: doubled from the first up to the last, then the last again and again
 BACKOFF_SECONDS = (0.2, 0.5, 1.0, 2.0, 4.0, 5.0)
@@ -26,7 +29,7 @@ GIVE_UP_SECONDS = 120.0
 Notice = Callable[[str], None]
 
 
-async def open_socket(url: str) -> ClientConnection:
+async def open_socket(url: str, token: Token | None = None, http_url: str = "") -> ClientConnection:
     """Connect, or raise `ClientError` in one line (refused subscription: its status and body)."""
     try:
         return await asyncio.wait_for(connect(url, open_timeout=None), CONNECT_TIMEOUT_SECONDS)
@@ -36,7 +39,7 @@ async def open_socket(url: str) -> ClientConnection:
             answer: Any = json.loads(body)
         except ValueError:
             answer = {"message": body.decode("utf-8", "replace")}
-        raise ApiError(refused.response.status_code, answer) from None
+        raise refusal(refused.response.status_code, answer, token, http_url or url) from None
     except ConnectionRefusedError:
         raise Unreachable(url.split("?", 1)[0], "Connection refused") from None
     except (OSError, TimeoutError, WebSocketException) as error:
@@ -49,7 +52,6 @@ class Subscription:
     def __init__(self, api: ApiClient, session_id: str, notice: Notice | None = None) -> None:
         self.api = api
         self.session_id = session_id
-        self.url = websocket_url(api.url, session_id, api.user, api.secret)
         self.notice = notice or (lambda _: None)
         self.epoch = 0  # how many times it connected: a follower replays what a reconnect may have lost
         self.connected = False
@@ -59,9 +61,17 @@ class Subscription:
         self._socket: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
 
+    @property
+    def url(self) -> str:
+        """The subscription's URL, with the client's token as it is now (a kept one may have been renewed)."""
+        api = self.api
+        return websocket_url(
+            api.url, self.session_id, api.user, api.secret, api.token.text if api.token else None
+        )
+
     async def start(self) -> None:
         """The first connection: a refusal or no server is raised (`ClientError`)."""
-        self._socket = await open_socket(self.url)
+        self._socket = await open_socket(self.url, self.api.token, self.api.url)
         self._connected()
         self._reader = asyncio.create_task(self._read())
 
@@ -117,7 +127,7 @@ class Subscription:
             await asyncio.sleep(BACKOFF_SECONDS[min(attempt, len(BACKOFF_SECONDS) - 1)])
             attempt += 1
             with contextlib.suppress(ClientError):
-                return await open_socket(self.url)
+                return await open_socket(self.url, self.api.token, self.api.url)
 
     # ------------------------------------------------------------------ following a run
 

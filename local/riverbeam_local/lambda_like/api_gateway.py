@@ -122,6 +122,16 @@ def http_event(request: Request, route_key: str) -> dict[str, Any]:
     return event
 
 
+def authorizer_claims(claims: dict[str, Any]) -> dict[str, Any]:
+    """A verified token's claims as the HTTP API's JWT authorizer hands them on: each a string, an array
+    as `[a b]`."""
+    return {
+        name: f"[{' '.join(map(str, value))}]" if isinstance(value, list) else str(value)
+        for name, value in claims.items()
+        if not isinstance(value, dict)
+    }
+
+
 @dataclass(frozen=True)
 class HttpAnswer:
     status: int

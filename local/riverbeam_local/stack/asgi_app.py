@@ -24,6 +24,7 @@ from starlette.websockets import WebSocket
 from .. import lambda_like as events
 from ..inbox import pages
 from .connections import Live, Registry
+from .door import CLAIMS_KEY, LOGIN_PATH
 from .functions import Functions
 from .template import Function, Template
 from .template import WebSocketRoute as TemplateWebSocketRoute
@@ -79,8 +80,9 @@ def _gone(connection_id: str) -> Response:
 
 
 class Api:
-    def __init__(self, template: Template, functions: Functions) -> None:
+    def __init__(self, template: Template, functions: Functions, login: dict[str, str] | None = None) -> None:
         self.template = template
+        self.login = login  # AuthMode jwt: the user pool `riverbeam login` signs in to
         self.functions = functions
         self.connections = Registry()
         self._limiter = CapacityLimiter(MAX_HANDLER_THREADS)
@@ -95,6 +97,11 @@ class Api:
         async def endpoint(request: Request) -> Response:
             started = time.monotonic()
             event = events.http_event(_request(request, await request.body()), route_key)
+            if (
+                CLAIMS_KEY in request.scope
+            ):  # AuthMode jwt: the door checked the token, as the authorizer does
+                claims = events.authorizer_claims(request.scope[CLAIMS_KEY])
+                event["requestContext"]["authorizer"] = {"jwt": {"claims": claims, "scopes": None}}
             request_id = event["requestContext"]["requestId"]
             try:
                 answer = events.http_answer(await self.call(function, event))
@@ -233,6 +240,9 @@ class Api:
             Route(MANAGEMENT_PATH, self.get_connection, methods=["GET"]),
             Route(MANAGEMENT_PATH, self.delete_connection, methods=["DELETE"]),
         ]
+        if self.login is not None:
+            pool = self.login
+            found.append(Route(LOGIN_PATH, lambda _: JSONResponse(pool), methods=["GET"]))
         catch_all = []
         for route in self.template.http_routes:
             endpoint = self.http_endpoint(route.function, route.route_key)

@@ -34,7 +34,12 @@ WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 # AWS's own allowance between the signer's clock and the service's
 MAX_SKEW = timedelta(minutes=15)
 # the signing names of what the stack embeds (EventBridge signs as `events`, DynamoDB Streams as `dynamodb`)
-SERVED = frozenset({"dynamodb", "sqs", "s3", "events"})
+SERVED = frozenset({"dynamodb", "sqs", "s3", "events", "cognito-idp"})
+# what Cognito answers without a signature (a user's sign-in, the pool's public keys): open here too
+OPEN_TARGETS = frozenset(
+    f"AWSCognitoIdentityProviderService.{name}" for name in ("InitiateAuth", "RespondToAuthChallenge")
+)
+OPEN_PATHS = re.compile(r"/[a-z0-9-]+_[A-Za-z0-9]+/\.well-known/(jwks\.json|openid-configuration)")
 # moto's own routes, as its dispatcher finds them (a path that starts so): its management API and dashboard,
 # its favicon, its instance metadata
 CLOSED = re.compile(r"/*(moto-api|favicon\.ico$|latest/meta-data/|latest/api/)", re.IGNORECASE)
@@ -91,7 +96,7 @@ WRONG_PAYLOAD = Refusal(
 NOT_SERVED = Refusal(
     "AccessDeniedException",
     "AccessDenied",
-    "the stack embeds DynamoDB (with its streams), SQS, S3 and EventBridge only",
+    "the stack embeds DynamoDB (with its streams), SQS, S3, EventBridge and Cognito (--auth jwt) only",
 )
 _CLOSED_ANSWER = json.dumps(
     {"__type": "NotFound", "message": "moto's management routes are closed on the stack's embedded endpoints"}
@@ -148,9 +153,18 @@ def _skewed(amz_date: str, now: datetime) -> bool:
     return abs(now - signed_at) > MAX_SKEW
 
 
+def _open(environ: dict[str, Any]) -> bool:
+    """A request Cognito takes unsigned: a sign-in (POST), or a GET of a pool's keys."""
+    if environ.get("REQUEST_METHOD") == "POST":
+        return _header(environ, "x-amz-target") in OPEN_TARGETS
+    return environ.get("REQUEST_METHOD") == "GET" and bool(OPEN_PATHS.fullmatch(_target(environ)))
+
+
 def refusal_of(environ: dict[str, Any], body: bytes, key: StackKey, now: datetime) -> Refusal | None:
     """Why this request may not reach moto, or None when it is signed with the stack's key."""
     authorization = _header(environ, "authorization")
+    if authorization is None and _open(environ):
+        return None
     if authorization is None:
         return MISSING
     if len(authorization) > MAX_AUTHORIZATION:

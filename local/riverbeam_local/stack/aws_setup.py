@@ -121,3 +121,13 @@ def create_resources(
             saved["items"] = []
         snapshot.restore(saved, dynamodb, sqs, local.table_name, urls)
     return dynamodb, sqs, queues
+
+
+def aws_env_file(local: LocalAws, key: StackKey, data_dir: Path) -> Path | None:
+    """The embedded services' environment file for the user's scripts (None: nothing is embedded)."""
+    from .aws_key import write_env_file
+
+    if local.embedded is None:
+        return None
+    region = boto3.Session().region_name or "us-east-1"
+    return write_env_file(data_dir, key, region, local.embedded.url, local.embedded_services)

@@ -15,6 +15,7 @@ from aws_lambda_powertools.metrics.provider import cold_start
 from ..clients.trace_tree import TRACES_FILE
 from ..display import visible
 from ..stack_secret import DEFAULT_DATA_DIR, SECRET_VARIABLE
+from .user_pool import add_auth_option
 
 DEFAULT_PORT = 3000
 # how often the local stack runs the sweep (the template's SweepSchedule is a minute)
@@ -26,8 +27,8 @@ def parser() -> argparse.ArgumentParser:
         prog="riverbeam dev",
         description="Riverbeam's HTTP API, WebSocket API and management API on 127.0.0.1, routed to the "
         "handlers of functions/ as template.yaml declares them, with an embedded DynamoDB and SQS "
-        "(unless AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS name others) and AuthMode none. Every "
-        f"API request must carry the stack's secret: ${SECRET_VARIABLE} where set, else a random one kept in "
+        "(unless AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS name others) and AuthMode none (or jwt:"
+        f" --auth). Each request carries the stack's secret: ${SECRET_VARIABLE} where set, else one kept in "
         "the data dir's `secret` file; the page's URL printed at start carries it. The embedded AWS "
         "endpoints answer only requests signed with the stack's AWS key (derived from the secret), which "
         "the data dir's `aws.env` exports for your own scripts.",
@@ -72,6 +73,7 @@ def parser() -> argparse.ArgumentParser:
         "<data dir>/traces/spans.jsonl, readable by you alone; `riverbeam trace [ID]` prints a run's or a "
         "session's from there",
     )
+    add_auth_option(found)
     found.add_argument(
         "--sweep-seconds",
         type=float,
@@ -193,6 +195,10 @@ def _logging(debug: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv and argv[0] == "add-user":
+        from .user_pool import add_user_main
+
+        return add_user_main(argv[1:])
     args = parser().parse_args(argv)
     if not 0 <= args.port <= 65535:
         print(f"riverbeam dev: --port {args.port} is not a port number", file=sys.stderr)
@@ -227,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
             agents_file=args.agents,
             sweep_seconds=args.sweep_seconds,
             traces=TRACES_FILE if args.traces else None,
+            auth=args.auth,
         )
     except StartError as error:
         print(f"riverbeam dev: {error}", file=sys.stderr)

@@ -4,14 +4,22 @@ where one is sent, the stack's own, the stack's secret must come with it (`Autho
 `secret=` in a WebSocket's query) and a body must be sent as `application/json` (a page of another origin
 cannot send that without a preflight, and the door answers none). The page, `GET /openapi.json` and the
 management API need no secret. A refusal is the error JSON (a refused handshake on the WebSocket); what
-passes reaches the handlers without the secret."""
+passes reaches the handlers without the secret.
+
+With `--auth jwt` a token replaces the secret: an HTTP request's `Authorization: Bearer <JWT>` is checked as
+the HTTP API's JWT authorizer checks it (a refusal is 401 BEM-030 with the reason) and its claims are handed
+to the function in the event; a WebSocket goes on to `$connect`, whose function checks its `token=`, as on
+AWS. `GET /login.json` (the pool `riverbeam login` signs in to) needs no token."""
 
 from __future__ import annotations
 
 import hmac
 import logging
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import parse_qsl, unquote_plus
 
+import anyio
 from riverbeam.errors import BeamError
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
@@ -40,6 +48,11 @@ NO_SECRET = (
 FOREIGN_HOST = "the Host header is not the stack's (127.0.0.1 or localhost, on its port)"
 FOREIGN_ORIGIN = "a request from a page of another origin is refused"
 NOT_JSON = "a request body is JSON, sent as Content-Type: application/json"
+NO_TOKEN = "send Authorization: Bearer <JWT> (AuthMode jwt: riverbeam login --url <the stack's URL>)"
+LOGIN_PATH = "/login.json"
+# where the door leaves a verified token's claims for the HTTP API's events (asgi_app)
+CLAIMS_KEY = "riverbeam.jwt_claims"
+Verifier = Callable[[str], dict[str, Any]]
 
 
 def _is_page(path: str) -> bool:
@@ -83,8 +96,9 @@ def _query_without_secret(query: bytes) -> bytes:
 class Door:
     """ASGI middleware in front of the stack's app, for the stack on 127.0.0.1:`port`."""
 
-    def __init__(self, app: ASGIApp, port: int, secret: str) -> None:
+    def __init__(self, app: ASGIApp, port: int, secret: str, verifier: Verifier | None = None) -> None:
         self.app = app
+        self.verifier = verifier  # AuthMode jwt: tokens, not the secret
         self.hosts = frozenset({f"127.0.0.1:{port}", f"localhost:{port}"})
         self.origins = frozenset(f"http://{host}" for host in self.hosts)
         self.secret = secret.encode()
@@ -96,6 +110,8 @@ class Door:
             return
         send = self._with_headers(scope, send)
         refusal = self.refusal(scope)
+        if refusal is None and self._needs_token(scope):
+            scope, refusal = await self._authorized(scope)
         if refusal is not None:
             await self._refuse(scope, receive, send, refusal)
         elif _needs_no_secret(scope):
@@ -113,9 +129,9 @@ class Door:
         origin = headers.get("origin")
         if origin is not None and origin.lower() not in self.origins:
             return BeamError("BEM-034", FOREIGN_ORIGIN)
-        if _needs_no_secret(scope):
+        if _needs_no_secret(scope) or (self.verifier is not None and scope["path"] == LOGIN_PATH):
             return None
-        if not self._has_secret(scope, headers):
+        if self.verifier is None and not self._has_secret(scope, headers):
             return BeamError("BEM-033", NO_SECRET)
         if _sends_other_than_json(scope, headers):
             return BeamError("BEM-003", NOT_JSON)
@@ -128,6 +144,22 @@ class Door:
             return len(given) == 1 and hmac.compare_digest(given[0].encode(), self.secret)
         scheme, _, value = headers.get("authorization", "").partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), self.secret)
+
+    def _needs_token(self, scope: Scope) -> bool:
+        open_path = _needs_no_secret(scope) or scope["path"] == LOGIN_PATH
+        return self.verifier is not None and scope["type"] == "http" and not open_path
+
+    async def _authorized(self, scope: Scope) -> tuple[Scope, BeamError | None]:
+        """The scope with the bearer token's claims, or the refusal of the authorizer."""
+        assert self.verifier is not None  # the caller's check
+        scheme, _, token = Headers(scope=scope).get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return scope, BeamError("BEM-030", NO_TOKEN)
+        try:
+            claims = await anyio.to_thread.run_sync(self.verifier, token.strip())
+        except BeamError as refused:
+            return scope, refused
+        return {**scope, CLAIMS_KEY: claims}, None
 
     def _without_secret(self, scope: Scope) -> Scope:
         if scope["type"] == "websocket":

@@ -27,7 +27,6 @@ from . import template as template_module
 from .lock import DataDirLocked, data_dir_lock
 
 if TYPE_CHECKING:
-    from .aws_key import StackKey
     from .aws_setup import LocalAws
     from .functions import Functions
     from .queue_poller import Poller
@@ -192,11 +191,12 @@ def run(
     agents_file: Path | None = None,
     sweep_seconds: float = 30.0,
     traces: Path | None = None,
+    auth: str = "none",
 ) -> int:
     """Serve until a signal. `model`: offline, or bedrock (with this machine's AWS credentials);
     `agents_file`: the agents (default: the repository's agents.yaml); `sweep_seconds`: how often the
     template's scheduled functions (the sweep) run; `traces`: where in the data dir the spans are kept,
-    for the banner (None: they are not)."""
+    for the banner (None: they are not); `auth`: the AuthMode, `jwt` with a user pool (user_pool)."""
     agents = (agents_file or template_module.ROOT / "agents.yaml").expanduser().resolve()
     if not agents.is_file():
         raise StartError(f"the agents file {agents} does not exist")
@@ -225,35 +225,7 @@ def run(
         except (OSError, ValueError, KeyError) as error:
             raise StartError(f"template.yaml cannot be read: {error}") from None
         _aws_defaults()
-        return _serve(stack, sock, port, data_dir, template, sweep_seconds, secret, traces)
-
-
-def _stream_tail(
-    dynamodb: Any, table_name: str, template: template_module.Template, functions: Any, wake: threading.Event
-) -> Any:
-    """The events function's event source: the table's stream, from its end (None where the template
-    has none, or the table's server keeps none: its events are then not published)."""
-    import boto3
-
-    from . import services as aws
-    from .table_stream import StreamTail
-
-    source = template.stream_consumer
-    if source is None:
-        return None
-    arn = aws.stream_arn(dynamodb, table_name)
-    if arn is None:
-        log.warning("table %s has no stream: the approval events are not published", table_name)
-        return None
-    return StreamTail(
-        boto3.client("dynamodbstreams"),
-        arn,
-        lambda event: functions.call(source.function, event),
-        pattern=source.pattern,
-        batch_size=source.batch_size,
-        max_retries=source.max_retries,
-        wake=wake,
-    )
+        return _serve(stack, sock, port, data_dir, template, sweep_seconds, secret, traces, auth)
 
 
 def _serve(
@@ -265,17 +237,18 @@ def _serve(
     sweep_seconds: float,
     secret: str,
     traces: Path | None,
+    auth: str = "none",
 ) -> int:
     # imported here: the handlers' libraries read their environment when first imported
     from botocore.exceptions import BotoCoreError, ClientError
     from riverbeam.agent.workspace import prepare_workspace
 
     from . import snapshot
-    from .asgi_app import Api, create_app
     from .aws_key import stack_key
-    from .aws_setup import create_resources, start_services
-    from .door import Door
+    from .aws_setup import aws_env_file, create_resources, start_services
     from .functions import Functions
+    from .table_stream import start_stream_tail
+    from .user_pool import start_pool
 
     snapshot_path = data_dir / SNAPSHOT_FILE
     try:
@@ -288,14 +261,15 @@ def _serve(
     try:
         dynamodb, sqs, queues = create_resources(local, template, saved, data_dir)
         prepare_workspace(data_dir)
-        aws_env = _aws_env_file(local, key, data_dir)
+        aws_env = aws_env_file(local, key, data_dir)
+        pool = start_pool(local.embedded) if auth == "jwt" else None
     except (OSError, subprocess.SubprocessError, BotoCoreError, ClientError) as error:
         raise StartError(f"the local stack could not be set up: {error}") from None
     _handler_environment(
         template,
         TABLE_NAME=local.table_name,
         QUEUE_URL=queues.url,
-        AUTH_MODE="none",
+        **(pool.environment() if pool else {"AUTH_MODE": "none"}),
         WEBSOCKET_ENDPOINT=f"http://{HOST}:{port}",
         RIVERBEAM_DATA_DIR=str(data_dir),
         # the deployment's path (/opt/agents.yaml, in the layer) is the repository's file here
@@ -308,26 +282,24 @@ def _serve(
     if local.embedded is not None:
         _keep_snapshots(stack, local, snapshot_path, queues, changed)
     # approval events (stream -> events function -> bus): stopped after the worker, before the last snapshot
-    tail = _stream_tail(dynamodb, local.table_name, template, functions, written)
-    if tail is not None:
-        tail.start()
-        stack.callback(tail.stop, DRAIN_SECONDS)
+    start_stream_tail(stack, dynamodb, local.table_name, template, functions, written, DRAIN_SECONDS)
     poller = _start_workers(stack, sqs, queues, template, functions, sent, sweep_seconds)
-    ready = functools.partial(_print_ready, port, data_dir, local.endpoints, secret, traces, aws_env)
-    app = Door(create_app(Api(template, functions)), port, secret)
+    shown = {**local.endpoints, **(pool.banner(f"http://{HOST}:{port}", data_dir) if pool else {})}
+    ready = functools.partial(_print_ready, port, data_dir, shown, secret, traces, aws_env)
+    app = _behind_door(template, functions, port, secret, pool)
     return _serve_http(sock, app, ready, drain=lambda: poller.stop(DRAIN_SECONDS))
 
 
-def _aws_env_file(local: LocalAws, key: StackKey, data_dir: Path) -> Path | None:
-    """The embedded services' environment file for the user's scripts (None: nothing is embedded)."""
-    import boto3
+def _behind_door(
+    template: template_module.Template, functions: Any, port: int, secret: str, pool: Any
+) -> Any:
+    """The stack's app behind its door; with a user pool (`--auth jwt`) its /login.json served, and tokens
+    checked instead of the secret."""
+    from .asgi_app import Api, create_app
+    from .door import Door
 
-    from .aws_key import write_env_file
-
-    if local.embedded is None:
-        return None
-    region = boto3.Session().region_name or "us-east-1"
-    return write_env_file(data_dir, key, region, local.embedded.url, local.embedded_services)
+    api = Api(template, functions, login=pool.login() if pool else None)
+    return Door(create_app(api), port, secret, verifier=pool.verifier() if pool else None)
 
 
 def _make_shared_clients() -> None:

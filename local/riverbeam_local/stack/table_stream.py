@@ -17,16 +17,20 @@ and its publication does not publish that write's events after a restart.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from beam_store import OutboxEvent
 from beam_store.dynamo.outbox_items import events_of
 
 from ..lambda_like import matches, stream_record
+
+if TYPE_CHECKING:
+    from .template import Template
 
 log = logging.getLogger("riverbeam_local")
 # GetRecords when nothing woke the tail (a write to the embedded table wakes it at once: `wake`)
@@ -198,3 +202,39 @@ def _log_taken(records: list[dict[str, Any]]) -> None:
             log_events(events_of(record["dynamodb"].get("NewImage") or {}))
         except ValueError:
             continue  # not an outbox item (no filter): the function passed it over
+
+
+def start_stream_tail(
+    stack: contextlib.ExitStack,
+    dynamodb: Any,
+    table_name: str,
+    template: Template,
+    functions: Any,
+    wake: threading.Event,
+    drain_seconds: float,
+) -> None:
+    """The events function's event source, started (and stopped by `stack`): the table's stream, from its
+    end; none where the template has no consumer, or the table's server keeps no stream (its events are
+    then not published)."""
+    import boto3
+
+    from . import services as aws
+
+    source = template.stream_consumer
+    if source is None:
+        return
+    arn = aws.stream_arn(dynamodb, table_name)
+    if arn is None:
+        log.warning("table %s has no stream: the approval events are not published", table_name)
+        return
+    tail = StreamTail(
+        boto3.client("dynamodbstreams"),
+        arn,
+        lambda event: functions.call(source.function, event),
+        pattern=source.pattern,
+        batch_size=source.batch_size,
+        max_retries=source.max_retries,
+        wake=wake,
+    )
+    tail.start()
+    stack.callback(tail.stop, drain_seconds)

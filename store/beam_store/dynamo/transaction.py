@@ -125,6 +125,14 @@ def _outcome(action: Action, run_id: str, now: str) -> dict[str, Any]:
     condition = e.all(e.eq("status", "resolved"), e.eq("resolved_run_id", run_id), e.missing("outcome"))
     outcome = action.outcome.model_dump(mode="json", exclude_none=True) if action.outcome else None
     changes = {"outcome": serialize_json(outcome), "updated_at": serialize(now)}
+    if action.status == "denied":  # denied as it was to run: its status, response and indexes too
+        response = action.response.model_dump(mode="json", exclude_none=True) if action.response else None
+        changes |= {
+            "status": serialize(action.status),
+            "response": serialize_json(response),
+            "gsi1sk": serialize(action_gsi1sk(action)),
+            "gsi2sk": serialize(action_gsi2sk(action)),
+        }
     return updated(action_key(action.action_id), changes, condition, e)
 
 

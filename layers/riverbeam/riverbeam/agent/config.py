@@ -137,6 +137,8 @@ class AgentSpec(_Strict):
     tool_settings: dict[str, ToolSettings] = Field(default_factory=dict)
     # the agent's approval policy: a Cedar file, relative to the agents file (riverbeam.agent.policies)
     policy: str | None = Field(default=None, min_length=1)
+    # the IANA time zone of its policy's `now` (CONTRACT 17); UTC where it names none
+    timezone: str | None = Field(default=None, min_length=1)
     # an agent of another framework (CONTRACT 15): its module:attribute in the code folder, which brings
     # its own model and tools (agent/framework_agents.py)
     framework: Framework | None = None
@@ -144,6 +146,10 @@ class AgentSpec(_Strict):
 
     @model_validator(mode="after")
     def _settings_name_tools(self) -> Self:
+        if self.timezone is not None:
+            from ..policy.moments import zone
+
+            zone(self.timezone)  # ValueError naming it
         if self.framework is not None or self.agent is not None:
             framework_problems(self)
             return self  # its tools are the framework agent's, known once it is imported
@@ -312,9 +318,11 @@ def configured_runners(
     offline: bool,
     client: Any = None,
     policies: dict[str, "Policy"] | None = None,
+    timezones: dict[str, str] | None = None,
 ) -> dict[str, "AgentRunner"]:
     """The runners of the agents file at `path`; ConfigError names the file and what is wrong in it. The
-    agents' policy files are read and checked too, and kept in `policies` where it is given."""
+    agents' policy files are read and checked too, and kept in `policies` where it is given; the agents'
+    time zones in `timezones`."""
     config = load_agents(path)
     _import_from(Path(path).parent / config.code)
     try:
@@ -324,6 +332,8 @@ def configured_runners(
         raise ConfigError(f"{path}: {error}") from None
     if policies is not None:
         policies.update(found)
+    if timezones is not None:
+        timezones.update({name: spec.timezone for name, spec in config.agents.items() if spec.timezone})
     return runners
 
 

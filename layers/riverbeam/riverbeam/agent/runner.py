@@ -40,10 +40,23 @@ OFFLINE_PROVIDER = "riverbeam.offline"
 
 
 class _Kept(NamedTuple):
-    """What a run keeps of the calls it makes: tool outcomes by call id, the calls decided unasked."""
+    """What a run keeps: its messages, tool outcomes by call id, the calls decided unasked, the approved
+    calls denied as they were to run."""
 
+    produced: list[NewMessage]
     outcomes: dict[str, ToolOutcome]
     decided: list[DecidedCall]
+    denied_when_run: list[DecidedCall]
+
+    def result(self, **fields: Any) -> AgentResult:
+        """The run's result (or what it did before it failed), with `fields`."""
+        return AgentResult(
+            messages=self.produced,
+            tool_outcomes=self.outcomes,
+            decided=self.decided,
+            denied_when_run=self.denied_when_run,
+            **fields,
+        )
 
 
 def _outcome(part: ToolResultPart) -> ToolOutcome:
@@ -112,42 +125,28 @@ class ToolAgentRunner:
         return found is None or found.grantable
 
     def run(self, input: AgentInput, emit: Emit) -> AgentResult:
-        produced: list[NewMessage] = []
-        outcomes: dict[str, ToolOutcome] = {}
-        decided: list[DecidedCall] = []
+        kept = _Kept([], {}, [], [])
         try:
-            return self._run(input, emit, produced, outcomes, decided)
+            return self._run(input, emit, kept)
         except Exception as error:  # tools that ran (or were denied) before the failure are still recorded
-            partial = AgentResult(messages=produced, tool_outcomes=outcomes, decided=decided)
-            raise RunnerFailure(error, partial) from error
+            raise RunnerFailure(error, kept.result()) from error
 
-    def _run(
-        self,
-        input: AgentInput,
-        emit: Emit,
-        produced: list[NewMessage],
-        outcomes: dict[str, ToolOutcome],
-        decided: list[DecidedCall],
-    ) -> AgentResult:
+    def _run(self, input: AgentInput, emit: Emit, kept: _Kept) -> AgentResult:
         conversation = [NewMessage(role=m.role, type=m.type, content=m.content) for m in input.history]
 
         def add(message: NewMessage) -> None:
-            produced.append(message)
+            kept.produced.append(message)
             conversation.append(message)
 
         for action in input.actions:
             if action.status == "submitted":
-                part = self._execute(action.action_id, action.tool, action.args, emit, answered=action)
-                if action.edited:  # the model is told it ran with the args the person chose
-                    part.edited_args = dict(action.args)
-                outcomes[action.action_id] = _outcome(part)
+                part = self._answered(action, input.gate, emit, kept.denied_when_run)
+                kept.outcomes[action.action_id] = _outcome(part)
                 add(NewMessage(role="tool", content=[part]))
 
         waiting = self._unanswered(conversation) if input.actions else []
         if waiting:  # a resume that answered only some of the pending actions
-            return AgentResult(
-                interrupted=True, action_required=waiting, messages=produced, tool_outcomes=outcomes
-            )
+            return kept.result(interrupted=True, action_required=waiting)
 
         usage: TokenUsage | None = None
         for _ in range(self.max_turns):
@@ -158,24 +157,14 @@ class ToolAgentRunner:
             parsed = parsed_calls(turn.tool_calls)
             add(NewMessage(role="ai", content=[*text, *(c.part for c in parsed)]))
             if not parsed:
-                return AgentResult(
-                    content=text, messages=produced, tool_outcomes=outcomes, usage=usage, decided=decided
-                )
+                return kept.result(content=text, usage=usage)
             for call in parsed:  # args out of bounds: the model's malformed call, never decided
                 if call.refusal is not None:
                     add(NewMessage(role="tool", content=[refused(call, emit)]))
             calls = [c.part for c in parsed if c.refusal is None]
-            asks = self._call_tools(calls, input.gate, emit, add, _Kept(outcomes, decided))
+            asks = self._call_tools(calls, input.gate, emit, add, kept)
             if asks:
-                return AgentResult(
-                    interrupted=True,
-                    action_required=asks,
-                    content=text,
-                    messages=produced,
-                    tool_outcomes=outcomes,
-                    usage=usage,
-                    decided=decided,
-                )
+                return kept.result(interrupted=True, action_required=asks, content=text, usage=usage)
         raise BeamError("BEM-041", f"the agent took more than {self.max_turns} model turns")
 
     def _call_tools(
@@ -219,6 +208,8 @@ class ToolAgentRunner:
                 part = self._refuse(kept.decided[-1], emit)
             else:
                 part = self._execute(call.tool_call_id, call.name, call.args, emit, decided_by=by)
+                if gate is not None:
+                    gate.ran(call.name)
             if confirm and effect == "allow":  # kept on its Action
                 kept.outcomes[call.tool_call_id] = _outcome(part)
             add(NewMessage(role="tool", content=[part]))
@@ -242,6 +233,22 @@ class ToolAgentRunner:
         except BeamError as error:  # an MCP server out of reach for its schema: the call's outcome
             return ErrorInfo(code=error.code, message=error.message)
 
+    def _answered(
+        self, action: ResolvedAction, gate: CallGate | None, emit: Emit, denied: list[DecidedCall]
+    ) -> ToolResultPart:
+        """An approved call run, decided again first: a forbid that holds now denies it (it never runs)."""
+        decision = gate.decided_again(action.tool, action.args) if gate is not None else None
+        if decision is not None:
+            call = DecidedCall(action.action_id, action.tool, dict(action.args), decision)
+            denied.append(call)
+            return self._refuse(call, emit, when_run=True)
+        part = self._execute(action.action_id, action.tool, action.args, emit, answered=action)
+        if gate is not None:
+            gate.ran(action.tool)
+        if action.edited:  # the model is told it ran with the args the person chose
+            part.edited_args = dict(action.args)
+        return part
+
     @staticmethod
     def _unfit(call: ToolCallPart, error: ErrorInfo, emit: Emit) -> ToolResultPart:
         """The result of a call that cannot run: an error naming the fields, its frames; nothing ran."""
@@ -251,9 +258,9 @@ class ToolAgentRunner:
         return ToolResultPart(tool_call_id=call.tool_call_id, name=call.name, status="error", error=error)
 
     @staticmethod
-    def _refuse(call: DecidedCall, emit: Emit) -> ToolResultPart:
+    def _refuse(call: DecidedCall, emit: Emit, *, when_run: bool = False) -> ToolResultPart:
         """A denied call's result: refused, the policy named; the tool is never called."""
-        part = call.refusal()
+        part = call.refusal(when_run=when_run)
         emit(ToolResultFrame(tool_call_id=call.action_id, name=call.tool, status="refused", error=part.error))
         return part
 

@@ -56,10 +56,13 @@ def claimed_groups(value: Any) -> list[str]:
     return [g for g in re.split(r"[\s,]+", names) if g]
 
 
-def _claims_user(claims: dict[str, Any], groups_claim: str) -> AuthContext:
-    subject = claims.get("sub")
+def _claims_user(claims: dict[str, Any], settings: Settings) -> AuthContext:
+    """The caller the claims name: the claim UserIdClaim names (`sub` by default), in the groups of the
+    GroupsClaim's."""
+    groups_claim, user_claim = settings.groups_claim, settings.user_id_claim
+    subject = claims.get(user_claim)
     if not isinstance(subject, str) or not subject:
-        raise BeamError("BEM-030", "the token names no subject (sub)")
+        raise BeamError("BEM-030", f"the token names no caller ({user_claim})")
     profile = claims.get("profile_id")
     groups = claimed_groups(claims.get(groups_claim))
     try:  # never fewer groups than the token says: a policy may forbid by group
@@ -98,7 +101,7 @@ class BodyCaller(NamedTuple):
     body: dict[str, Any] | None
 
     def verified(self, settings: Settings) -> AuthContext:
-        return _claims_user(self.claims, settings.groups_claim)
+        return _claims_user(self.claims, settings)
 
     def trusted(self) -> AuthContext:
         given = (self.body or {}).get("auth_context")
@@ -120,7 +123,7 @@ class QueryCaller(NamedTuple):
     groups: tuple[str, ...] = ()
 
     def verified(self, settings: Settings) -> AuthContext:
-        return _claims_user(self.claims, settings.groups_claim)
+        return _claims_user(self.claims, settings)
 
     def trusted(self) -> AuthContext:
         if not self.user_id:
@@ -234,10 +237,15 @@ def signing_keys(url: str) -> SigningKeys:
 
 
 def verify_token(settings: Settings, token: str) -> AuthContext:
-    """A JWT from the WebSocket `token` query (browsers cannot set headers there), checked as the HTTP
-    API's authorizer checks one: signature by the issuer's keys, expiry, issuer, and audience (`aud`, or
-    `client_id` as Cognito access tokens carry it). Keys that cannot be had are 503 BEM-032, not the
-    caller's fault; a token that does not verify is 401 BEM-030."""
+    """The caller a JWT from the WebSocket `token` query names (browsers cannot set headers there),
+    once verified_claims has checked it."""
+    return _claims_user(verified_claims(settings, token), settings)
+
+
+def verified_claims(settings: Settings, token: str) -> dict[str, Any]:
+    """A JWT's claims, checked as the HTTP API's authorizer checks one: signature by the issuer's keys,
+    expiry, issuer, and audience (`aud`, or `client_id` as Cognito access tokens carry it). Keys that cannot
+    be had are 503 BEM-032, not the caller's fault; a token that does not verify is 401 BEM-030."""
     if not settings.jwt_issuer:
         raise BeamError("BEM-030", "this deployment has no JWT issuer configured")
     from . import tokens  # only $connect with AuthMode jwt needs it (and PyJWT's imports)
@@ -259,7 +267,7 @@ def verify_token(settings: Settings, token: str) -> AuthContext:
         raise BeamError("BEM-030", str(refused), field="token") from None
     if settings.jwt_audience and not set(settings.jwt_audience) & _audiences(claims):
         raise BeamError("BEM-030", "the token is not for this audience", field="token")
-    return _claims_user(claims, settings.groups_claim)
+    return claims
 
 
 def _audiences(claims: dict[str, Any]) -> set[str]:

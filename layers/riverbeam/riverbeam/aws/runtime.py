@@ -141,17 +141,22 @@ def register_agents(riverbeam: RiverBeam, config: Settings) -> None:
 
     runners: Mapping[str, AgentRunner] = {}
     policies: dict[str, Policy] = {}  # each agent's approval policy, where agents.yaml names one
+    timezones: dict[str, str] = {}  # and its time zone
     work_tree = WorkTree.from_environment(config.data_dir)
     if config.agents_file:
         from ..agent.config import configured_runners
 
         runners = configured_runners(
-            config.agents_file, work_tree=work_tree, offline=config.model == "offline", policies=policies
+            config.agents_file,
+            work_tree=work_tree,
+            offline=config.model == "offline",
+            policies=policies,
+            timezones=timezones,
         )
     if "author" not in runners:
         riverbeam.register_agent("author", _author(work_tree))
     for name, runner in runners.items():
-        riverbeam.register_agent(name, runner, policy=policies.get(name))
+        riverbeam.register_agent(name, runner, policy=policies.get(name), timezone=timezones.get(name))
     if config.agents:
         module, _, name = config.agents.partition(":")
         register: Any = getattr(importlib.import_module(module), name or "register")

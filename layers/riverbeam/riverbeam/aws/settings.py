@@ -21,6 +21,8 @@ class Settings(BaseModel):
     jwt_audience: tuple[str, ...] = Field(default=(), alias="JWT_AUDIENCE")
     # the token's claim that lists the caller's groups (an approval policy's Group parents)
     groups_claim: str = Field(default="cognito:groups", alias="GROUPS_CLAIM", min_length=1)
+    # the token's claim that names the caller (`cognito:username` where approvers are listed by name)
+    user_id_claim: str = Field(default="sub", alias="USER_ID_CLAIM", min_length=1)
     # where the issuer's signing keys are; by default `<issuer>/.well-known/jwks.json` (Cognito's path)
     jwks_url: str = Field(default="", alias="JWKS_URL")
     # the API Gateway management API of the WebSocket stage: https://<api>.execute-api.<region>.amazonaws.com/<stage>

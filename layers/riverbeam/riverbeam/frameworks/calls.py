@@ -65,6 +65,7 @@ class GatedCalls:
         self.ids: dict[str, str] = dict(ids or {})
         self.asks: list[ActionRequest] = []
         self.decided: list[DecidedCall] = []
+        self.denied_when_run: list[DecidedCall] = []
         self.outcomes: dict[str, ToolOutcome] = {}
         self.messages: list[NewMessage] = []
         self._answers = {a.action_id: a for a in input.actions}
@@ -139,7 +140,7 @@ class GatedCalls:
         elif args_sha256(framework_args) != args_sha256(asked or {}):
             problem = "the framework would run other args than those asked about"
         else:
-            return dict(answer.args)
+            return self._still_allowed(answer)
         error = ErrorInfo(code=MISMATCH_CODE, message=f"{answer.tool}: {problem}: it did not run")
         part = self._part(answer.action_id, answer.tool, "refused", error)
         self.emit(
@@ -147,6 +148,24 @@ class GatedCalls:
         )
         self.outcomes[answer.action_id] = ToolOutcome(status="error", error=error)
         return Verdict("unfit", answer.action_id, part)
+
+    def _still_allowed(self, answer: ResolvedAction) -> dict[str, Any] | Verdict:
+        """The approved args, where the policy does not deny the call now, as it is about to run
+        (CONTRACT 17); else its refusal, the Action then stored `denied` (the tool never runs)."""
+        gate = self.input.gate
+        decision = gate.decided_again(answer.tool, answer.args) if gate is not None else None
+        if decision is None:
+            return dict(answer.args)
+        call = DecidedCall(answer.action_id, answer.tool, dict(answer.args), decision)
+        self.denied_when_run.append(call)
+        part = call.refusal(when_run=True)
+        self.emit(
+            ToolResultFrame(
+                tool_call_id=part.tool_call_id, name=part.name, status="refused", error=part.error
+            )
+        )
+        self.outcomes[answer.action_id] = ToolOutcome(status="error", error=part.error)
+        return Verdict("deny", answer.action_id, part)
 
     def ran(
         self, action_id: str, tool: str, output: Any = None, error: ErrorInfo | None = None
@@ -159,6 +178,8 @@ class GatedCalls:
         )
         if action_id in self._kept:
             self.outcomes[action_id] = ToolOutcome(status=status, output=output, error=error)
+        if self.input.gate is not None:  # it counts in the policy's `calls` from now on
+            self.input.gate.ran(tool)
         return part
 
     # the session's messages, in the order the framework made them
@@ -183,6 +204,7 @@ class GatedCalls:
             messages=list(self.messages),
             tool_outcomes=dict(self.outcomes),
             decided=list(self.decided),
+            denied_when_run=list(self.denied_when_run),
             usage=usage,
             state=state,
         )

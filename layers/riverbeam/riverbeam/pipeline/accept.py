@@ -14,6 +14,7 @@ from ..agent.registry import AgentRunner
 from ..errors import BeamError
 from ..models import ActionResponseEnvelope, InvokeRequest, ResumeHead, ResumeRequest, RunJob, VoteAck
 from ..policy.decision import Decision
+from ..policy.moments import now_context
 from . import approval_events as events
 from . import checks, expiry, grants, intake, retries, voting, writes
 from .frames import started_frame
@@ -152,6 +153,7 @@ def edit_decider(
             agent=req.agent_name,
             confirm_required=True,
             session_id=session.session_id,
+            now=now_context(setup.clock(), setup.timezones.get(req.agent_name, "UTC")),
         )
 
     return decide

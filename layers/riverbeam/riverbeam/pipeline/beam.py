@@ -103,18 +103,27 @@ class RiverBeam:
         action_ttl_seconds: float | None = None,
         policy: Policy | None = None,
         approvals: Mapping[str, Approvals] | None = None,
+        timezone: str | None = None,
     ) -> None:
         """`action_ttl_seconds`: how long a person has to answer the agent's actions (24 h by default; a
         tool's own `expires_after` wins); `policy`: the agent's approval policy (riverbeam.Policy), which
         decides each tool call allow, ask or deny (without one, a tool that needs approval asks);
-        `approvals`: who may answer each tool's actions, by tool name (riverbeam.Approvals)."""
+        `approvals`: who may answer each tool's actions, by tool name (riverbeam.Approvals); `timezone`:
+        the IANA time zone of the policy's `now` (UTC by default; an unknown one is a ValueError)."""
         if not callable(getattr(runner, "run", None)):
             raise TypeError("a runner needs a run(input, emit) method")
+        if timezone is not None:
+            from ..policy.moments import zone
+
+            zone(timezone)  # refused here, named, rather than at the agent's first call
         self._setup.agents[name] = runner
         self._setup.policies.pop(name, None)
         if policy is not None:
             self._setup.policies[name] = policy
         self._setup.approvals[name] = dict(approvals or {})
+        self._setup.timezones.pop(name, None)
+        if timezone is not None:
+            self._setup.timezones[name] = timezone
         if action_ttl_seconds is not None:
             self._setup.action_ttls[name] = action_ttl_seconds
 

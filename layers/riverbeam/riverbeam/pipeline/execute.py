@@ -17,7 +17,7 @@ from ..args_limits import check_call_args
 from ..errors import BeamError
 from ..models import AgentResult, RunStartedFrame, StreamAck
 from ..policy.gate import CallGate
-from . import actions, decisions, run_tracing, states, writes
+from . import actions, call_counts, decisions, run_tracing, states, writes
 from . import approval_events as events
 from .checks import is_uuid
 from .frames import FrameEmitter, FrameRecorder, FrameSink, closing_frames
@@ -106,6 +106,9 @@ def call_gate(setup: Setup, step: Step) -> CallGate:
         grants=list(step.session.grants.values()),
         read_grants=read_grants,
         grantable=may_grant_now,
+        clock=setup.clock,
+        timezone=setup.timezones.get(agent, "UTC"),
+        ran_before=lambda: call_counts.ran_before(setup.store, session_id),
     )
 
 

@@ -67,6 +67,8 @@ class Setup:
         self.policies: dict[str, Policy] = {}
         # who may answer each agent's tools' actions, where register_agent names them (CONTRACT 11)
         self.approvals: dict[str, dict[str, Approvals]] = {}
+        # each agent's time zone, where it names one (the policy's `now`: CONTRACT 17); else UTC
+        self.timezones: dict[str, str] = {}
         # agents registered on first use (RiverBeam.register_agents_on_first_use), in the order given
         self.loaders: list[Callable[[], None]] = []
         # where approval events go (events.py), after the writes they tell of; None: nowhere

@@ -39,7 +39,7 @@ from beam_store import (
     ToolResultPart,
     new_id,
 )
-from beam_store.records import ContentPart
+from beam_store.records import ContentPart, InteractionStatus, PolicyDecided, RunStatus
 
 from ..errors import BeamError
 from ..models import AgentResult, NewMessage
@@ -120,13 +120,23 @@ def _tool_message(action: Action, outcome: ToolOutcome | None) -> NewMessage:
 
 
 def _ran(step: Step, result: AgentResult) -> list[Action]:
-    """The resolved actions whose tools ran, with their outcomes: kept even when the run failed."""
+    """The resolved actions whose tools ran, with their outcomes: kept even when the run failed; one
+    denied as it was to run is stored `denied`, its response by the policy then (CONTRACT 17)."""
     submitted = {a.action_id: a for a in step.resolved if a.status == "resolved"}
-    return [
-        submitted[i].model_copy(update={"outcome": o})
-        for i, o in result.tool_outcomes.items()
-        if i in submitted
-    ]
+    denied = {c.action_id: c for c in result.denied_when_run}
+    ran = []
+    for action_id, outcome in result.tool_outcomes.items():
+        if action_id not in submitted:
+            continue
+        action = submitted[action_id].model_copy(update={"outcome": outcome})
+        call = denied.get(action_id)
+        if call is not None and action.response is not None:
+            by = PolicyDecided(policy_ids=list(call.decision.policy_ids), at="run")
+            action = action.model_copy(
+                update={"status": "denied", "response": action.response.model_copy(update={"by": by})}
+            )
+        ran.append(action)
+    return ran
 
 
 def _replies(step: Step, result: AgentResult, outcomes: list[Action], now: str) -> list[MessageDraft]:
@@ -150,6 +160,22 @@ def _replies(step: Step, result: AgentResult, outcomes: list[Action], now: str) 
     ]
 
 
+def _closed_run(
+    step: Step, result: AgentResult, failure: BeamError | None, now: str
+) -> tuple[Run, InteractionStatus]:
+    """The run as its closing write ends it, and its interaction's status then."""
+    if failure is not None:
+        error: ErrorInfo | None = ErrorInfo(code=failure.code, message=failure.message)
+        run_status: RunStatus = "failed"
+        interaction_status: InteractionStatus = "failed"
+    else:
+        error = None
+        run_status = "interrupted" if result.interrupted else "completed"
+        interaction_status = "in_progress" if result.interrupted else "completed"
+    update = {"status": run_status, "error": error, "updated_at": now, "ended_at": now, "usage": result.usage}
+    return step.run.model_copy(update=update), interaction_status
+
+
 def close(
     store: BeamStore,
     step: Step,
@@ -167,22 +193,7 @@ def close(
     (but those `waiting`, asked for by an earlier run), returned once written. What its tools did, and
     the calls decided without asking (Actions resolved or denied, each an `Approval Decided` event), are
     kept whatever the end."""
-    if failure is not None:
-        run_status, interaction_status = "failed", "failed"
-        error: ErrorInfo | None = ErrorInfo(code=failure.code, message=failure.message)
-    else:
-        error = None
-        run_status = "interrupted" if result.interrupted else "completed"
-        interaction_status = "in_progress" if result.interrupted else "completed"
-    closed = step.run.model_copy(
-        update={
-            "status": run_status,
-            "error": error,
-            "updated_at": now,
-            "ended_at": now,
-            "usage": result.usage,
-        }
-    )
+    closed, interaction_status = _closed_run(step, result, failure, now)
     outcomes = _ran(step, result)
     opened = list(asked) if failure is None else []
     requested = events.approval_events(events.REQUESTED, [a for a in opened if a.action_id not in waiting])

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import cedarpy
 from beam_store import canonical_args
 
 from .decision import Decision
+from .moments import NO_CALLS, now_context
 from .syntax import error_line
 from .values import UnfitArgs, cedar_value, entities, requests
 
@@ -76,15 +78,21 @@ class Policy:
         agent: str = "",
         confirm_required: bool = False,
         session_id: str = "",
+        now: Mapping[str, Any] | None = None,
+        calls: Mapping[str, int] | None = None,
     ) -> Decision:
         """allow, ask or deny for `user_id` (in `groups`) calling `tool` with `args`, with the policies
         that decided it. The args are judged as their canonical JSON reads back (what is hashed and
-        run); UnfitArgs where they hold a value Cedar cannot read (values.py)."""
+        run); UnfitArgs where they hold a value Cedar cannot read (values.py). `now` and `calls`: the
+        moment in the agent's time zone and the tool's recent calls (moments.py; by default the wall
+        clock in UTC, and none)."""
         context = {
             "agent": agent,
             "args": cedar_value(_as_json(args)),
             "confirm_required": confirm_required,
             "session_id": session_id,
+            "now": dict(now) if now is not None else now_context(datetime.now(UTC)),
+            "calls": dict(calls if calls is not None else NO_CALLS),
         }
         run, unattended = cedarpy.is_authorized_batch(
             requests(user_id, tool, context), self._policies, entities(user_id, groups, tool)
@@ -97,6 +105,11 @@ class Policy:
             return Decision("allow", _ids(unattended))
         # not permitted with reasons: a forbid matched (a call no permit covers has none)
         return Decision("ask", _ids(run), unattended_forbidden=bool(unattended.diagnostics.reasons))
+
+    @functools.cached_property
+    def counts_calls(self) -> bool:
+        """Whether a policy of the file reads `context.calls` (only then are the session's calls counted)."""
+        return "calls" in self.text
 
     @functools.cached_property
     def _forbids(self) -> dict[str, str]:

@@ -64,7 +64,13 @@ class DecidedCall:
     args: dict[str, Any] = field(default_factory=dict)
     decision: Decision = Decision("deny")
 
-    def refusal(self) -> ToolResultPart:
-        """The tool result that tells the agent its call was denied (the tool did not run)."""
-        error = ErrorInfo(code=DENIED_CODE, message=self.decision.denial(self.tool))
+    def refusal(self, *, when_run: bool = False) -> ToolResultPart:
+        """The tool result that tells the agent its call was denied (the tool did not run); `when_run`: a
+        call a person approved, denied as it was about to run."""
+        denial = self.decision.denial(self.tool)
+        if when_run:
+            denial = (
+                denial.replace(" denies ", " denies now ", 1) + " (approved, then refused when it was to run)"
+            )
+        error = ErrorInfo(code=DENIED_CODE, message=denial)
         return ToolResultPart(tool_call_id=self.action_id, name=self.tool, status="refused", error=error)
