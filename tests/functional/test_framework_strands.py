@@ -15,7 +15,9 @@ import pytest
 from beam_store import BeamStore, InMemoryStore, ToolResultPart
 from opentelemetry import trace
 from opentelemetry.instrumentation.threading import ThreadingInstrumentor
+from opentelemetry.sdk.trace import ReadableSpan
 from riverbeam import BeamError
+from riverbeam.telemetry import attributes as attr
 
 from tests.support.clock import Clock
 from tests.support.spans import recording
@@ -294,16 +296,28 @@ def test_a_run_inside_a_running_event_loop(store: BeamStore) -> None:
 def test_riverbeams_spans_are_made_around_the_run_and_strands_installs_no_provider() -> None:
     for recorded in recording():
         provider = trace.get_tracer_provider()
-        desk = Desk(InMemoryStore(), ("look_up", {"name": "alice"}))
+        desk = Desk(InMemoryStore(), ("look_up", {"name": "alice"}), PAY_BOB)
         assert not ThreadingInstrumentor().is_instrumented_by_opentelemetry  # Strands' patch undone
-        desk.invoke()
+        paused = desk.invoke()
         assert trace.get_tracer_provider() is provider
-        [run] = recorded.named("invoke_agent author")
+        run = recorded.named("invoke_agent author")[0]
         assert run.context is not None and run.parent is None
-        strands_run = recorded.one("invoke_agent desk")  # Strands' own spans, inside Riverbeam's run
+        strands_run = recorded.named("invoke_agent desk")[0]  # Strands' own spans, inside Riverbeam's
         assert strands_run.parent is not None and strands_run.parent.span_id == run.context.span_id
-        tool = recorded.one("execute_tool look_up")
-        assert tool.context is not None and tool.context.trace_id == run.context.trace_id
+        [look_up] = riverbeams(recorded.named("execute_tool look_up"))
+        assert look_up.context is not None and look_up.context.trace_id == run.context.trace_id
+        assert dict(look_up.attributes or {})[attr.DECISION] == "allow"
+        desk.answer(paused)
+        [pay] = riverbeams(recorded.named("execute_tool pay"))
+        said = dict(pay.attributes or {})
+        [action] = paused.action_required
+        assert said[attr.DECISION] == "ask" and said[attr.ACTION_ID] == str(action.action_id)
+        assert said[attr.DECIDED_BY] == "u1" and said[attr.ARGS_SHA256]
+
+
+def riverbeams(spans: list[ReadableSpan]) -> list[ReadableSpan]:
+    """The spans Riverbeam made (beside Strands' own of the same name)."""
+    return [s for s in spans if s.instrumentation_scope and s.instrumentation_scope.name == "riverbeam"]
 
 
 def test_an_interrupt_a_tool_raises_itself_fails_the_run_naming_it(store: BeamStore) -> None:

@@ -23,6 +23,7 @@ from jsonschema.validators import validator_for
 from referencing.exceptions import Unresolvable
 from strands import Agent, Snapshot
 from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent, MessageAddedEvent
+from strands.middleware import ExecuteToolStage
 
 from ..agent.registry import AgentInput, Emit, ResolvedAction, RunnerFailure
 from ..errors import BeamError
@@ -56,6 +57,7 @@ class StrandsRunner:
         agent.hooks.add_callback(BeforeToolCallEvent, self.hooks.before)
         agent.hooks.add_callback(AfterToolCallEvent, self.hooks.after)
         agent.hooks.add_callback(MessageAddedEvent, self.hooks.added)
+        agent.add_middleware(ExecuteToolStage, self.hooks.wrap)
         self._fresh = agent.take_snapshot(preset="session").to_dict()
         self._lock = threading.Lock()
 

@@ -18,9 +18,14 @@ from ..agent.registry import ResolvedAction
 from .calls import GatedCalls, Verdict
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator, Callable
+
     from beam_store import ToolResultPart
     from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent, MessageAddedEvent
     from strands.interrupt import Interrupt
+    from strands.middleware import ExecuteToolContext, TypedEvent
+
+    Events = AsyncGenerator[TypedEvent, None]
 
 # the name of Riverbeam's own interrupt, for a call the user's hooks do not interrupt
 OWN = "riverbeam"
@@ -148,6 +153,41 @@ class RiverbeamHooks:
                 self.given.add(interrupt.id)
                 given.append({"interruptResponse": {"interruptId": interrupt.id, "response": response}})
         return given
+
+    async def wrap(
+        self,
+        context: ExecuteToolContext,
+        next_fn: Callable[[ExecuteToolContext], AsyncGenerator[TypedEvent, None]],
+    ) -> AsyncGenerator[TypedEvent, None]:
+        """Strands' tool execution (ExecuteToolStage middleware) in Riverbeam's `execute_tool` span,
+        as the built-in runner runs a tool: how it came to run, who answered, the args' hash."""
+        from strands.middleware import ToolResultEvent
+
+        from ..telemetry import spans  # imported by the first call that runs, as the built-in runner does
+
+        use, calls = context.tool_use, self.calls
+        if calls is None:
+            async for event in next_fn(context):
+                yield event
+            return
+        call_id = str(use["toolUseId"])
+        kept = self.answers.get(call_id, {}).get("answer")
+        answer = ResolvedAction.model_validate(kept) if kept else None
+        with spans.tool_span(
+            tool=use["name"],
+            call_id=calls.action_id(call_id),
+            args=dict(use.get("input") or {}),
+            decision="ask" if answer is not None else "allow",
+            action_id=answer.action_id if answer is not None else None,
+            args_sha256=answer.args_sha256 if answer is not None else None,
+            decided_by=answer.decided_by if answer is not None else None,
+        ) as span:
+            async for event in next_fn(context):
+                if isinstance(event, ToolResultEvent):
+                    output, error = _outcome(event.tool_result, FAILED_CODE)
+                    status = "error" if error is not None else "ok"
+                    spans.tool_outcome(span, status=status, output=output, code=FAILED_CODE)
+                yield event
 
     def after(self, event: AfterToolCallEvent) -> None:
         calls = self.calls
