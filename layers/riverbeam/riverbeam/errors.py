@@ -49,6 +49,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "BEM-090": (403, "the action needs another person's approval (four eyes)"),
     "BEM-091": (409, "this person has already voted on the action"),
     "BEM-092": (400, "an action that needs several approvals cannot be approved with edited args"),
+    "BEM-094": (500, "the framework's agent paused in a way Riverbeam cannot answer"),
     "BEM-330": (502, "the push was rejected by the remote"),
     "BEM-331": (502, "the tool failed"),
     "BEM-332": (400, "the tool's arguments do not fit its schema"),
