@@ -21,6 +21,8 @@ built-in git tools import it at their first call.
 --layer pydantic_ai, langgraph, openai_agents, strands: a framework's packages (layers/<framework>/
 requirements.txt) and dulwich, for the same functions, in the git layer's place, where the deployment's
 AgentFramework names it: riverbeam.frameworks imports them only where an agent of agents.yaml uses it.
+Each carries its runner's modules of riverbeam.frameworks (riverbeam/frameworks/<framework>*.py), which the
+Riverbeam layer leaves out: Lambda merges the layers into one /opt/python, where the package finds them.
 
 sam build runs this through each layer's Makefile (layers/<name>/Makefile) with TARGET=$(ARTIFACTS_DIR).
 By default the dependencies are wheels for the Lambda runtime (CPython 3.12, manylinux x86_64), whatever
@@ -77,6 +79,9 @@ class Layer:
     # requirements reach is left out here. Lambda extracts a function's layers into /opt in order, so a second
     # copy of pydantic (or typing-extensions, opentelemetry-api) would overwrite the first one's files
     beside: tuple[Path, ...] = ()
+    # a framework's layer: the runner's modules of riverbeam.frameworks whose names start so (the Riverbeam
+    # layer leaves them out: Lambda merges the layers' python/ folders, so the package finds them there)
+    runner_modules: str | None = None
 
 
 RIVERBEAM_REQUIREMENTS = ROOT / "layers" / "riverbeam" / "requirements.txt"
@@ -102,16 +107,22 @@ LAYERS = {
     "pydantic_ai": Layer(
         requirements=ROOT / "layers" / "pydantic_ai" / "requirements.txt",
         beside=(RIVERBEAM_REQUIREMENTS, MCP),
+        runner_modules="pydantic_ai",
     ),
     "langgraph": Layer(
-        requirements=ROOT / "layers" / "langgraph" / "requirements.txt", beside=(RIVERBEAM_REQUIREMENTS, MCP)
+        requirements=ROOT / "layers" / "langgraph" / "requirements.txt",
+        beside=(RIVERBEAM_REQUIREMENTS, MCP),
+        runner_modules="langgraph",
     ),
     "openai_agents": Layer(
         requirements=ROOT / "layers" / "openai_agents" / "requirements.txt",
         beside=(RIVERBEAM_REQUIREMENTS, MCP),
+        runner_modules="openai_agents",
     ),
     "strands": Layer(
-        requirements=ROOT / "layers" / "strands" / "requirements.txt", beside=(RIVERBEAM_REQUIREMENTS, MCP)
+        requirements=ROOT / "layers" / "strands" / "requirements.txt",
+        beside=(RIVERBEAM_REQUIREMENTS, MCP),
+        runner_modules="strands",
     ),
 }
 # in the Lambda runtime already; whatever only they pull in is left out too (urllib3, botocore's, is also
@@ -202,12 +213,30 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+FRAMEWORKS = ROOT / "layers" / "riverbeam" / "riverbeam" / "frameworks"
+
+
 def copy_packages(site: Path, layer: Layer) -> None:
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo")
     for name, source in layer.packages.items():
         if not (source / "__init__.py").is_file():
             raise SystemExit(f"build_layer: {source} is not a package")
-        shutil.copytree(source, site / name, ignore=ignore)
+        shutil.copytree(source, site / name, ignore=_not_shipped)
+    if layer.runner_modules is not None:
+        found = sorted(FRAMEWORKS.glob(f"{layer.runner_modules}*.py"))
+        if not found:
+            raise SystemExit(f"build_layer: no runner modules {layer.runner_modules}*.py in {FRAMEWORKS}")
+        (site / "riverbeam" / "frameworks").mkdir(parents=True)
+        for module in found:
+            shutil.copy(module, site / "riverbeam" / "frameworks" / module.name)
+
+
+def _not_shipped(folder: str, names: list[str]) -> set[str]:
+    """Byte code of the tree (made afresh), and the frameworks' runners (each in its framework's layer)."""
+    left = {n for n in names if n == "__pycache__" or n.endswith((".pyc", ".pyo"))}
+    if Path(folder).resolve() == FRAMEWORKS.resolve():
+        runners = tuple(f"{layer.runner_modules}" for layer in LAYERS.values() if layer.runner_modules)
+        left |= {n for n in names if n.startswith(runners)}
+    return left
 
 
 def pip_install(site: Path, layer: Layer, args: argparse.Namespace) -> None:
@@ -438,7 +467,7 @@ def build(args: argparse.Namespace) -> Path:
         if left:
             raise SystemExit(f"build_layer: {', '.join(sorted(left))} still in the layer")
     copy_packages(site, layer)
-    own = list(layer.packages)
+    own = list(layer.packages) + (["riverbeam"] if layer.runner_modules is not None else [])
     if layer.agents_file is not None:  # before byte code: the layer's PyYAML is still its sources
         write_agents_json(layer.agents_file, target, site)
         ship_agent_policies(layer.agents_file, target)
