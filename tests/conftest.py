@@ -13,19 +13,26 @@ from pathlib import Path
 # (its python/ folder on the import path), not from the source tree: a package the layer leaves out fails
 # here first. Its third-party packages come from the test environment (tests/realserver/test_layer.py runs
 # a handler on the layer with its own).
+# Each framework's runner modules are in its framework's layer (the Riverbeam layer leaves them out): merged
+# into the same python/ folder, as Lambda merges a function's layers.
 LAYER = Path(tempfile.mkdtemp(prefix="riverbeam-layer-"))
 atexit.register(shutil.rmtree, LAYER, ignore_errors=True)
-subprocess.run(
-    [
-        sys.executable,
-        str(Path(__file__).resolve().parents[1] / "scripts" / "build_layer.py"),
-        str(LAYER),
-        "--no-deps",
-    ],
-    check=True,
-    capture_output=True,
-    timeout=600,  # a copy of two packages: seconds, even on a loaded machine
-)
+for layer in ("riverbeam", "pydantic_ai", "langgraph", "openai_agents", "strands"):
+    built = LAYER / "built" / layer
+    subprocess.run(
+        [
+            sys.executable,
+            str(Path(__file__).resolve().parents[1] / "scripts" / "build_layer.py"),
+            str(built),
+            "--layer",
+            layer,
+            "--no-deps",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,  # a copy of a few packages: seconds, even on a loaded machine
+    )
+    shutil.copytree(built / "python", LAYER / "python", dirs_exist_ok=True)
 sys.path.insert(0, str(LAYER / "python"))
 
 import pytest  # noqa: E402
