@@ -14,7 +14,7 @@ from typing import Any
 
 import boto3
 from beam_store.dynamo.table import add_missing_indexes, add_missing_stream
-from beam_store.embedded import install_item_rollback, no_browsers
+from beam_store.embedded import no_browsers, prepare_moto
 from botocore.exceptions import ClientError
 
 from .aws_door import signed_only
@@ -51,7 +51,7 @@ class EmbeddedAws:
         from werkzeug.serving import make_server
 
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
-        install_item_rollback()
+        prepare_moto()
         app: WSGIApp = DomainDispatcherApplication(create_backend_app)
         self.server = make_server("127.0.0.1", 0, app, threaded=False)
         self.lock = threading.Lock()
