@@ -1,7 +1,8 @@
 """The stack's DynamoDB table (with its stream), SQS queues and EventBridge bus: on the embedded server
-(moto's app in a thread of this process, one request at a time, as beam_store.embedded serves it, behind the
-stack's door: aws_door) or wherever AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS /
-AWS_ENDPOINT_URL_EVENTBRIDGE point; created from the template's definitions where missing."""
+(moto's app in a thread of the embedded services' process, aws_process, one request at a time, as
+beam_store.embedded serves it, behind the stack's door: aws_door) or wherever AWS_ENDPOINT_URL_DYNAMODB /
+AWS_ENDPOINT_URL_SQS / AWS_ENDPOINT_URL_EVENTBRIDGE point; created from the template's definitions where
+missing."""
 
 from __future__ import annotations
 
