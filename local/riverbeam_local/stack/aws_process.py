@@ -169,6 +169,7 @@ def main(argv: list[str] | None = None) -> None:
     while not stopping.wait(1.0):
         pass
     aws.stop()
+    log.info("%s", aws.requests_line())
     for kept in snapshots:  # every request answered: the last snapshot misses none
         kept.stop()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -56,9 +57,11 @@ class EmbeddedAws:
         app: WSGIApp = DomainDispatcherApplication(create_backend_app)
         self.server = make_server("127.0.0.1", 0, app, threaded=False)
         self.lock = threading.Lock()
+        self.requests: Counter[str] = Counter()  # by operation: what a session of the stack cost
 
         def locked(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
             target = str(environ.get("HTTP_X_AMZ_TARGET", ""))
+            self.requests[target.rsplit(".", 1)[-1] or f"S3 {environ.get('REQUEST_METHOD')}"] += 1
             with self.lock:
                 answer = list(app(environ, start_response))
             if not target.endswith(_READS):
@@ -78,6 +81,11 @@ class EmbeddedAws:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+    def requests_line(self) -> str:
+        """The requests answered, by operation, most first (bench/load.py reads it)."""
+        counts = ", ".join(f"{name} {count}" for name, count in self.requests.most_common())
+        return f"the embedded AWS services answered {self.requests.total()} requests: {counts}"[:500]
 
 
 @dataclass(frozen=True)
