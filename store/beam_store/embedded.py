@@ -25,11 +25,14 @@ START_TIMEOUT_SECONDS = 120
 
 def prepare_moto() -> None:
     """moto's DynamoDB (in this process) made to cost what a request touches, not the table: a failed
-    transaction restores only its items, and a Query reads only its partition (embedded_partitions)."""
+    transaction restores only its items, a Query reads only its partition (embedded_partitions), and the
+    item requests' answers are written as the JSON they are (embedded_json)."""
+    from .embedded_json import install_plain_json
     from .embedded_partitions import install_partition_queries
 
     install_item_rollback()
     install_partition_queries()
+    install_plain_json()
 
 
 def install_item_rollback() -> None:
