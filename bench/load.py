@@ -14,9 +14,13 @@ runs its loops one after the other, each over real HTTP and WebSocket as a clien
 Figures: loops per second over the whole load; p50 and p99 latency from the invoke's POST to its `done` frame
 and from the resume's POST to its `done` frame; errors (a refusal, an `error` frame, a tool that did not push,
 a loop over --timeout); double runs (an action whose tool ran more than once, counted in the frames each loop
-saw and in the sessions' stored messages: one tool_result per approved action). The conditions (date, cores,
-load average, Python, the stack's data store) come first. Exit status 1 when there was an error or a double
-run. The stack is stopped by its pid at the end, on Ctrl-C (exit 130) and on failure; the data dir goes too.
+saw and in the sessions' stored messages: one tool_result per approved action); CPU time, in all and per loop,
+of this client, the stack's process and its embedded AWS services' process; the requests those answered, per
+loop by operation (from the line their process logs as it stops; the stack's setup is in them too: a few).
+The DynamoDB capacity a loop costs is bench/store_calls.py's (moto reports placeholder units). The conditions
+(date, cores, load average, Python, the stack's data store) come first. Exit status 1 when there was an error
+or a double run. The stack is stopped by its pid at the end, on Ctrl-C (exit 130) and on failure; the data dir
+goes too.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import json
 import math
 import os
 import platform
+import re
 import resource
 import signal
 import subprocess
@@ -220,21 +225,60 @@ def stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt  # the same way out as Ctrl-C: the stack stopped, the data dir removed
 
 
-def stack_cpu(pid: int) -> str:
-    """The CPU time the stack's process has used (HTTP, handlers, worker and embedded DynamoDB and SQS are
-    threads of it) and its ended children's (the git pushes), from /proc while it runs."""
+def _cpu_seconds(pid: int) -> tuple[float, float] | None:
+    """The CPU time (user + system) of `pid` and of its ended children, from /proc while it runs."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
-        return "the stack's CPU time: unknown"
-    own, children = (int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14]))
+        return None
     ticks = os.sysconf("SC_CLK_TCK")
-    return f"the stack's process {own / ticks:.0f} s, its git pushes {children / ticks:.0f} s"
+    return (int(fields[11]) + int(fields[12])) / ticks, (int(fields[13]) + int(fields[14])) / ticks
 
 
-def client_cpu() -> str:
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def stack_cpu(pid: int, loops: int) -> str:
+    """The CPU time the stack's process has used (HTTP, handlers, worker, stream tail), its embedded AWS
+    services' process (moto, the door, the snapshots) and its ended children's (the git pushes), from /proc
+    while it runs; each also per completed loop."""
+    own = _cpu_seconds(pid)
+    if own is None:
+        return "the stack's CPU time: unknown"
+    per = max(loops, 1)
+    parts = [f"the stack's process {own[0]:.0f} s ({own[0] / per * 1000:.0f} ms a loop)"]
+    for child in _children(pid):
+        used = _cpu_seconds(child)
+        if used is not None and used[0] > 0.5:  # the embedded AWS services (a git push ends in ms)
+            parts.append(f"its embedded AWS process {used[0]:.0f} s ({used[0] / per * 1000:.0f} ms a loop)")
+    parts.append(f"its git pushes {own[1]:.0f} s")
+    return ", ".join(parts)
+
+
+def client_cpu(loops: int) -> str:
     used = resource.getrusage(resource.RUSAGE_SELF)
-    return f"this client {used.ru_utime + used.ru_stime:.0f} s"
+    seconds = used.ru_utime + used.ru_stime
+    return f"this client {seconds:.0f} s ({seconds / max(loops, 1) * 1000:.0f} ms a loop)"
+
+
+def requests_line(stderr: str, loops: int) -> str:
+    """The embedded AWS services' requests (the line their process logs as it stops), per loop too."""
+    found = re.search(r"answered (\d+) requests: (.*)", stderr)
+    if found is None:
+        return "requests: not reported (no embedded AWS services)"
+    per = max(loops, 1)
+    counts = [part.rsplit(" ", 1) for part in found.group(2).split(", ") if " " in part]
+    each = ", ".join(f"{name} {int(count) / per:.1f}" for name, count in counts[:12])
+    total = int(found.group(1))
+    return f"requests to the embedded AWS services: {total}, {total / per:.1f} a loop ({each})"
 
 
 def report(figures: Figures, total: int, wall: float) -> None:
@@ -267,7 +311,8 @@ def drive(dev: dev_process.DevProcess, args: argparse.Namespace) -> tuple[Figure
     )
     figures = Figures()
     wall = asyncio.run(load(sessions, args.loops, args.timeout, figures))
-    figures.cpu = f"CPU time: {client_cpu()}, {stack_cpu(dev.process.pid)}"
+    cpu = f"{client_cpu(figures.completed)}, {stack_cpu(dev.process.pid, figures.completed)}"
+    figures.cpu = f"CPU time: {cpu}"
     return figures, wall, double_runs(sessions, figures)
 
 
@@ -285,6 +330,7 @@ def bench(args: argparse.Namespace, data_dir: Path) -> int:
     doubles = max(in_frames, in_records)
     report(figures, args.sessions * args.loops, wall)
     print(f"double runs: {doubles} (in the frames: {in_frames}, in the stored messages: {in_records})")
+    print(requests_line(dev.stderr_text(), figures.completed))
     print(f"load average at the end: {load_average()}; {figures.cpu}")
     return 0 if not figures.errors and doubles == 0 else 1
 

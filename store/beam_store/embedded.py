@@ -23,6 +23,18 @@ from typing import Any
 START_TIMEOUT_SECONDS = 120
 
 
+def prepare_moto() -> None:
+    """moto's DynamoDB (in this process) made to cost what a request touches, not the table: a failed
+    transaction restores only its items, a Query reads only its partition (embedded_partitions), and the
+    item requests' answers are written as the JSON they are (embedded_json)."""
+    from .embedded_json import install_plain_json
+    from .embedded_partitions import install_partition_queries
+
+    install_item_rollback()
+    install_partition_queries()
+    install_plain_json()
+
+
 def install_item_rollback() -> None:
     """Make moto's failed transactions restore only the items they touched (and drop the stream records
     of the writes they had applied).
@@ -86,6 +98,13 @@ def install_item_rollback() -> None:
 
 
 def _restore(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
+    from .embedded_partitions import touched
+
+    _put_back(table, hash_key, range_key, item)
+    touched(table, hash_key, range_key)  # the index maps follow the item put back
+
+
+def _put_back(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
     if range_key is None:
         if item is None:
             table.items.pop(hash_key, None)
@@ -130,7 +149,7 @@ def make_server(port: int = 0) -> Any:
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
     from werkzeug.serving import make_server as werkzeug_server
 
-    install_item_rollback()
+    prepare_moto()
     app = DomainDispatcherApplication(create_backend_app)
     server = werkzeug_server("127.0.0.1", port, app, threaded=False)
     server.app = no_browsers(server.app, server.server_port)

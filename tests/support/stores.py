@@ -12,7 +12,7 @@ import boto3
 from beam_store import DynamoBeamStore, InMemoryStore, OutboxEvent
 from beam_store.dynamo import deserialize_item
 from beam_store.dynamo.outbox_items import events_of, is_outbox
-from beam_store.embedded import install_item_rollback
+from beam_store.embedded import prepare_moto
 from botocore.config import Config
 from moto import mock_aws
 from moto.core.botocore_stubber import BotocoreStubber
@@ -25,7 +25,7 @@ _moto_lock = threading.RLock()
 def serialized_moto() -> Iterator[None]:
     """moto's in-process backend is not thread-safe (a failed transaction restores a copy of the
     whole table): serve one request at a time, as the embedded server does."""
-    install_item_rollback()
+    prepare_moto()
     original = BotocoreStubber.process_request
 
     def locked(self: BotocoreStubber, request: Any) -> Any:

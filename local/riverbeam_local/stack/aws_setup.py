@@ -1,6 +1,6 @@
-"""Where the stack's AWS services are (embedded in the process, or at the AWS_ENDPOINT_URL_* given), and what
-the stack makes on them before it serves: the table, the queues, the content bucket and the bus, with the
-last run's snapshot restored into the embedded ones."""
+"""Where the stack's AWS services are (embedded, in a process of their own, or at the AWS_ENDPOINT_URL_*
+given), and what the stack makes on them before it serves: the table, the queues, the content bucket and the
+bus, with the last run's snapshot restored into the embedded ones."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import boto3
 from . import services as aws
 from . import snapshot
 from .aws_key import StackKey, sign_requests_to
+from .aws_process import AwsProcess
 from .template import Template
 
 RESOURCE_PREFIX = "riverbeam-local"
@@ -28,7 +29,7 @@ class LocalAws:
     """The services' whereabouts: which are embedded (and the server holding them), the names the
     functions are given, and the endpoints the stack prints when ready."""
 
-    embedded: aws.EmbeddedAws | None
+    embedded: AwsProcess | None
     embedded_services: list[str]
     table_name: str
     bus_name: str
@@ -65,27 +66,21 @@ def _endpoints(local: LocalAws) -> dict[str, str]:
 def start_services(
     stack: contextlib.ExitStack,
     key: StackKey,
-    changed: threading.Event,
+    data_dir: Path,
     written: threading.Event,
     sent: threading.Event,
 ) -> LocalAws:
-    """The embedded server started (stopped by `stack`) for the services no endpoint variable names,
-    answering only requests signed with `key`, this process's boto3 clients signing theirs to it with
-    `key`, and the endpoint variables set to it. `changed` and `written` are set by each request that may
-    write (the snapshots and the stream's tail wait on them), `sent` by each message sent (the queue
-    poller)."""
+    """The embedded server started in a process of its own (stopped by `stack`) for the services no endpoint
+    variable names, answering only requests signed with `key`, this process's boto3 clients signing theirs
+    to it with `key`, and the endpoint variables set to it. `written` is set after each request that may
+    write (the stream's tail waits on it), `sent` after each message sent (the queue poller). Raises
+    OSError when the embedded server does not start."""
     embedded_services = _embedded_services()
     embedded = None
     if embedded_services:
-
-        def on_change() -> None:
-            changed.set()
-            written.set()
-
-        embedded = aws.EmbeddedAws(key, on_change=on_change, on_send=sent.set)
-        sign_requests_to(embedded.url, key)
-        embedded.start()
+        embedded = AwsProcess(key, data_dir, on_change=written.set, on_send=sent.set)
         stack.callback(embedded.stop)
+        sign_requests_to(embedded.url, key)
         for service in embedded_services:
             os.environ[f"AWS_ENDPOINT_URL_{service}"] = embedded.url
     # the table's stream is served where the table is

@@ -255,10 +255,10 @@ def _serve(
         saved = snapshot.read(snapshot_path)
     except snapshot.SnapshotError as error:
         raise StartError(str(error)) from None
-    changed, sent, written = threading.Event(), threading.Event(), threading.Event()
+    sent, written = threading.Event(), threading.Event()
     key = stack_key(secret)
-    local = start_services(stack, key, changed, written, sent)
     try:
+        local = start_services(stack, key, data_dir, written, sent)
         dynamodb, sqs, queues = create_resources(local, template, saved, data_dir)
         prepare_workspace(data_dir)
         aws_env = aws_env_file(local, key, data_dir)
@@ -280,7 +280,7 @@ def _serve(
     functions = Functions(template.functions)
     _make_shared_clients()
     if local.embedded is not None:
-        _keep_snapshots(stack, local, snapshot_path, queues, changed)
+        _keep_snapshots(local, snapshot_path, queues)
     # approval events (stream -> events function -> bus): stopped after the worker, before the last snapshot
     start_stream_tail(stack, dynamodb, local.table_name, template, functions, written, DRAIN_SECONDS)
     poller = _start_workers(stack, sqs, queues, template, functions, sent, sweep_seconds)
@@ -309,22 +309,13 @@ def _make_shared_clients() -> None:
     runtime.beam(), runtime.sqs(), runtime.management_api(), runtime.events_client()
 
 
-def _keep_snapshots(
-    stack: contextlib.ExitStack, local: LocalAws, path: Path, queues: Queues, changed: threading.Event
-) -> None:
-    """The embedded services' records (and the content bucket's objects) saved under the data dir."""
-    from . import snapshot
-
+def _keep_snapshots(local: LocalAws, path: Path, queues: Queues) -> None:
+    """The embedded services' records (and the content bucket's objects) saved under the data dir, by the
+    embedded services' process (its last snapshot when it stops, after everything else has)."""
     assert local.embedded is not None  # the caller's check
     names = {"jobs": queues.url.rsplit("/", 1)[-1], "dead": queues.dead_letter_url.rsplit("/", 1)[-1]}
-    snapshots = snapshot.Snapshotter(
-        path, local.embedded.lock, local.table_name, names, changed=changed, interval=SNAPSHOT_SECONDS
-    )
-    if local.embeds("S3"):
-        snapshots.keep_objects(local.content_bucket, path.parent / snapshot.CONTENT_DIR)
-    snapshots.start()
-    # callbacks run last first: the final snapshot is taken before the embedded server stops
-    stack.callback(snapshots.stop)
+    bucket = local.content_bucket if local.embeds("S3") else None
+    local.embedded.keep_snapshots(path, local.table_name, names, bucket, SNAPSHOT_SECONDS)
 
 
 def _start_workers(

@@ -1,20 +1,22 @@
 """The stack's DynamoDB table (with its stream), SQS queues and EventBridge bus: on the embedded server
-(moto's app in a thread of this process, one request at a time, as beam_store.embedded serves it, behind the
-stack's door: aws_door) or wherever AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS /
-AWS_ENDPOINT_URL_EVENTBRIDGE point; created from the template's definitions where missing."""
+(moto's app in a thread of the embedded services' process, aws_process, one request at a time, as
+beam_store.embedded serves it, behind the stack's door: aws_door) or wherever AWS_ENDPOINT_URL_DYNAMODB /
+AWS_ENDPOINT_URL_SQS / AWS_ENDPOINT_URL_EVENTBRIDGE point; created from the template's definitions where
+missing."""
 
 from __future__ import annotations
 
 import json
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import boto3
 from beam_store.dynamo.table import add_missing_indexes, add_missing_stream
-from beam_store.embedded import install_item_rollback, no_browsers
+from beam_store.embedded import no_browsers, prepare_moto
 from botocore.exceptions import ClientError
 
 from .aws_door import signed_only
@@ -51,13 +53,15 @@ class EmbeddedAws:
         from werkzeug.serving import make_server
 
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
-        install_item_rollback()
+        prepare_moto()
         app: WSGIApp = DomainDispatcherApplication(create_backend_app)
         self.server = make_server("127.0.0.1", 0, app, threaded=False)
         self.lock = threading.Lock()
+        self.requests: Counter[str] = Counter()  # by operation: what a session of the stack cost
 
         def locked(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
             target = str(environ.get("HTTP_X_AMZ_TARGET", ""))
+            self.requests[target.rsplit(".", 1)[-1] or f"S3 {environ.get('REQUEST_METHOD')}"] += 1
             with self.lock:
                 answer = list(app(environ, start_response))
             if not target.endswith(_READS):
@@ -77,6 +81,11 @@ class EmbeddedAws:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+    def requests_line(self) -> str:
+        """The requests answered, by operation, most first (bench/load.py reads it)."""
+        counts = ", ".join(f"{name} {count}" for name, count in self.requests.most_common())
+        return f"the embedded AWS services answered {self.requests.total()} requests: {counts}"[:500]
 
 
 @dataclass(frozen=True)

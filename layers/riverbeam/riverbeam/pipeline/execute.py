@@ -85,12 +85,16 @@ def checked_result(result: object, *, finished: bool = True) -> AgentResult:
 
 def call_gate(setup: Setup, step: Step) -> CallGate:
     """What decides the run's tool calls: the agent's policy (if it has one), for the session's owner in
-    the requester's groups; the session's grants read at each call that would ask, each checked against
-    its tool's settings now."""
+    the requester's groups; the session's grants read at each call that would ask (where it had any at the
+    step's start), each checked against its tool's settings now."""
     agent, session_id = step.run.agent_name, step.session.session_id
     grantable = grantable_tools(step.runner)
 
     def read_grants() -> list[Grant]:
+        # none at the step's start: nothing to revoke, and one made since would only spare a question, so
+        # asking is the safe side and the session item is not read again
+        if not step.session.grants:
+            return []
         session = setup.store.get_session(session_id)
         return list(session.grants.values()) if session is not None else []
 
