@@ -16,9 +16,11 @@ from pathlib import Path
 # Each framework's runner modules are in its framework's layer (the Riverbeam layer leaves them out): merged
 # into the same python/ folder, as Lambda merges a function's layers.
 LAYER = Path(tempfile.mkdtemp(prefix="riverbeam-layer-"))
+BUILT = Path(tempfile.mkdtemp(prefix="riverbeam-layers-"))
 atexit.register(shutil.rmtree, LAYER, ignore_errors=True)
+atexit.register(shutil.rmtree, BUILT, ignore_errors=True)
 for layer in ("riverbeam", "pydantic_ai", "langgraph", "openai_agents", "strands"):
-    built = LAYER / "built" / layer
+    built = BUILT / layer
     subprocess.run(
         [
             sys.executable,
@@ -32,7 +34,7 @@ for layer in ("riverbeam", "pydantic_ai", "langgraph", "openai_agents", "strands
         capture_output=True,
         timeout=600,  # a copy of a few packages: seconds, even on a loaded machine
     )
-    shutil.copytree(built / "python", LAYER / "python", dirs_exist_ok=True)
+    shutil.copytree(built, LAYER, dirs_exist_ok=True)  # python/, and the Riverbeam layer's agents.json
 sys.path.insert(0, str(LAYER / "python"))
 
 import pytest  # noqa: E402
