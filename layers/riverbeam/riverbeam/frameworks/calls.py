@@ -10,11 +10,13 @@ with, or BEM-084 where the framework would run other args than the approved ones
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 from beam_store import ErrorInfo, TextPart, ToolCallPart, ToolOutcome, ToolResultPart, args_sha256
 
@@ -27,12 +29,23 @@ if TYPE_CHECKING:
 
     from ..agent.registry import AgentInput, Emit, ResolvedAction
 
+T = TypeVar("T")
 Effect = Literal["allow", "ask", "deny", "unfit"]
 MISMATCH_CODE = "BEM-084"
 # the code of the tool message that tells the agent its call expired unanswered (pipeline/checks.py)
 EXPIRED_CODE = "BEM-070"
 # the code of the tool message that tells the agent a person refused its call
 CANCELLED_CODE = "BEM-069"
+
+
+def complete(work: Coroutine[Any, Any, T]) -> T:
+    """Run a framework's coroutine to its end: here, or (inside a running loop) on a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, work).result()
 
 
 def schema_fingerprint(agent: str, schemas: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,11 +8,8 @@ expiry. `always_approve` is never used: a standing grant is Riverbeam's (its gat
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from agents import Agent, FunctionTool, RunConfig, Runner
 from agents.run_state import RunState
@@ -21,7 +18,7 @@ from openai.types.responses import ResponseTextDeltaEvent
 
 from ..agent.registry import AgentInput, Emit, ResolvedAction, RunnerFailure
 from ..models import AgentResult, TextDeltaFrame
-from .calls import Verdict, schema_fingerprint
+from .calls import Verdict, complete, schema_fingerprint
 from .openai_agents_gate import Gate, call_args, json_object, jsonable, params_model, problems
 from .openai_agents_items import model_input, record
 
@@ -30,7 +27,6 @@ if TYPE_CHECKING:
     from agents.result import RunResultStreaming
     from pydantic import BaseModel
 
-T = TypeVar("T")
 # runs of the SDK one Riverbeam run may make: a call the SDK stopped for itself (its args not a JSON
 # object) is decided after it stops, and the run goes on
 ROUNDS = 8
@@ -86,7 +82,7 @@ class OpenAIAgentsRunner:
         state = input.state if isinstance(input.state, dict) else None
         gate = Gate(input, emit, self.validate_args, ids=state.get("ids") if state else None)
         try:
-            return _complete(self._run(input, gate, state))
+            return complete(self._run(input, gate, state))
         except Exception as error:  # what ran (or was denied) before the failure is still recorded
             calls = gate.calls
             partial = AgentResult(
@@ -127,16 +123,6 @@ class OpenAIAgentsRunner:
             raise RuntimeError(f"the SDK stopped {ROUNDS} times without a call to ask about")
         record(result.new_items[seen:], gate)
         return calls.result(_text(result.final_output), usage=_usage(result, before))
-
-
-def _complete(work: Coroutine[Any, Any, T]) -> T:
-    """Run the SDK's coroutine to its end: here, or (inside a running loop) on a thread of its own."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(work)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, work).result()
 
 
 async def _stream(result: RunResultStreaming, emit: Emit) -> None:

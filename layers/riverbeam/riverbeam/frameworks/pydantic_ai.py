@@ -9,12 +9,10 @@ in the state for the last one."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterable, Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import AsyncIterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from beam_store import TextPart, TokenUsage, ToolCallPart, ToolResultPart
 from pydantic import ValidationError
@@ -24,7 +22,7 @@ from pydantic_ai.toolsets import FunctionToolset
 
 from ..agent.registry import AgentInput, Emit, ResolvedAction, RunnerFailure
 from ..models import AgentResult, TextDeltaFrame
-from .calls import GatedCalls, schema_fingerprint
+from .calls import GatedCalls, complete, schema_fingerprint
 from .pydantic_ai_gate import RiverbeamGate, StopBeforeModel, jsonable
 
 if TYPE_CHECKING:
@@ -32,7 +30,6 @@ if TYPE_CHECKING:
     from pydantic_ai.run import AgentRunResult
     from pydantic_ai.tools import Tool
 
-T = TypeVar("T")
 # what a waiting call is answered with in a run stopped before its model (never seen by the model)
 WAITING = "not answered yet"
 
@@ -96,7 +93,7 @@ class PydanticAIRunner:
         marked = lambda tool: self.marked(tool) or tool in asking  # noqa: E731
         calls = GatedCalls(input, emit, validate=self.validate_args, marked=marked, ids=ids)
         try:
-            return _complete(self._run(input, calls, state, asking))
+            return complete(self._run(input, calls, state, asking))
         except Exception as error:  # what ran (or was denied) before the failure is still recorded
             partial = AgentResult(
                 messages=list(calls.messages), tool_outcomes=dict(calls.outcomes), decided=list(calls.decided)
@@ -162,16 +159,6 @@ class PydanticAIRunner:
                     state["answers"][call_id] = {"ran": part.model_dump(mode="json")}
             state["messages"] = pai.ModelMessagesTypeAdapter.dump_python(history, mode="json")
         return gate.calls.result(state=state)
-
-
-def _complete(work: Coroutine[Any, Any, T]) -> T:
-    """Run the framework's coroutine to its end: here, or (inside a running loop) on a thread of its own."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(work)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, work).result()
 
 
 def _deltas(emit: Emit) -> Any:

@@ -8,13 +8,11 @@ agent's session repository, if any, is not needed: Riverbeam keeps the state bes
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 import threading
-from collections.abc import Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from beam_store import TextPart, TokenUsage, ToolCallPart, ToolResultPart
 from jsonschema.exceptions import SchemaError
@@ -27,14 +25,13 @@ from strands.middleware import ExecuteToolStage
 from ..agent.registry import AgentInput, Emit, RunnerFailure
 from ..errors import BeamError
 from ..models import AgentResult, TextDeltaFrame
-from .calls import GatedCalls, schema_fingerprint
+from .calls import GatedCalls, complete, schema_fingerprint
 from .strands_gate import RiverbeamHooks
 
 if TYPE_CHECKING:
     from beam_store.records import Message
     from strands.agent import AgentResult as StrandsResult
 
-T = TypeVar("T")
 UNANSWERABLE_CODE = "BEM-094"  # an interrupt no gated call raised (a tool's own)
 
 
@@ -101,7 +98,7 @@ class StrandsRunner:
         with self._lock:
             self.hooks.begin(calls, state)
             try:
-                return _complete(self._run(input, calls, state))
+                return complete(self._run(input, calls, state))
             except Exception as error:  # what ran (or was denied) before the failure is still recorded
                 partial = AgentResult(
                     messages=list(calls.messages),
@@ -186,16 +183,6 @@ def _untouched_threads() -> None:
     instrumentor = ThreadingInstrumentor()
     if instrumentor.is_instrumented_by_opentelemetry:
         instrumentor.uninstrument()
-
-
-def _complete(work: Coroutine[Any, Any, T]) -> T:
-    """Run the framework's coroutine to its end: here, or (inside a running loop) on a thread of its own."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(work)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, work).result()
 
 
 def _interrupts(agent: Agent) -> list[Any]:
