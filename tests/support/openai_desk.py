@@ -16,7 +16,6 @@ from typing import Any
 from agents import Agent, Usage, function_tool
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from beam_store import BeamStore
-from riverbeam import Policy, RiverBeam
 from riverbeam.frameworks import OpenAIAgentsRunner
 
 from tests.support.framework_desk import DeskDriving
@@ -130,16 +129,8 @@ class Desk(DeskDriving):
         model = ScriptedModel([ModelStep.respond(self._model)] * 50)
         return Agent(name="desk", model=model, tools=[pay, look_up, refund])
 
-    def _beam(self) -> RiverBeam:
-        beam = RiverBeam(self.store, clock=self.clock) if self.clock else RiverBeam(self.store)
-        policy = Policy(self.policy) if self.policy is not None else None
-        beam.register_agent("author", OpenAIAgentsRunner(self.agent()), policy=policy)
-        return beam
-
-    def reopened(self, schema: str | None = None) -> Desk:
-        self.schema = schema or self.schema
-        self.beam = self._beam()
-        return self
+    def runner(self) -> OpenAIAgentsRunner:
+        return OpenAIAgentsRunner(self.agent())
 
     def _model(self, call: ModelCall) -> ModelStep:
         """Each reply uses 10 input tokens and 2 output tokens (the run's usage counts them)."""

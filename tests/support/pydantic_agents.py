@@ -17,7 +17,6 @@ from pydantic_ai import Agent, RunContext
 from pydantic_ai import messages as pai
 from pydantic_ai.exceptions import ApprovalRequired
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
-from riverbeam import Policy, RiverBeam
 from riverbeam.frameworks import PydanticAIRunner
 
 from tests.support.framework_desk import DeskDriving
@@ -116,16 +115,8 @@ class Desk(DeskDriving):
 
         return agent
 
-    def _beam(self) -> RiverBeam:
-        beam = RiverBeam(self.store, clock=self.clock) if self.clock else RiverBeam(self.store)
-        policy = Policy(self.policy) if self.policy is not None else None
-        beam.register_agent("author", PydanticAIRunner(self.agent()), policy=policy)
-        return beam
-
-    def reopened(self, schema: str | None = None) -> Desk:
-        self.schema = schema or self.schema
-        self.beam = self._beam()
-        return self
+    def runner(self) -> PydanticAIRunner:
+        return PydanticAIRunner(self.agent())
 
     async def _model(
         self, messages: list[pai.ModelMessage], info: AgentInfo

@@ -13,7 +13,6 @@ from datetime import datetime
 from typing import Any
 
 from beam_store import BeamStore
-from riverbeam import Policy, RiverBeam
 from riverbeam.frameworks import StrandsRunner
 from strands import Agent, ToolContext, tool
 from strands.hooks import BeforeToolCallEvent
@@ -191,13 +190,5 @@ class Desk(DeskDriving):
             event.tool_use["input"] = {**event.tool_use["input"], "amount": 500}
         self.sneaked.add(call_id)
 
-    def _beam(self) -> RiverBeam:
-        beam = RiverBeam(self.store, clock=self.clock) if self.clock else RiverBeam(self.store)
-        policy = Policy(self.policy) if self.policy is not None else None
-        beam.register_agent("author", StrandsRunner(self.agent()), policy=policy)
-        return beam
-
-    def reopened(self, schema: str | None = None) -> Desk:
-        self.schema = schema or self.schema
-        self.beam = self._beam()
-        return self
+    def runner(self) -> StrandsRunner:
+        return StrandsRunner(self.agent())
