@@ -25,17 +25,10 @@ from riverbeam import BeamError
 from riverbeam.frameworks import OpenAIAgentsRunner
 
 from tests.support.clock import Clock
+from tests.support.framework_desk import PAY_BOB, PAY_CAROL, POLICY
 from tests.support.openai_desk import BIG, Desk
 
-PAY_BOB = ("pay", {"to": "bob", "amount": 5})
-PAY_CAROL = ("pay", {"to": "carol", "amount": 7})
 TOLD_BOB = 'pay({"amount": 5, "to": "bob"})'
-POLICY = """\
-@id("small-payments") permit (principal, action == Action::"run_unattended", resource == Tool::"pay")
-  when { context.args has amount && context.args.amount < 10 };
-@id("no-mallory") forbid (principal, action, resource == Tool::"look_up")
-  when { context.args has name && context.args.name == "mallory" };
-"""
 
 
 def _told(store: BeamStore, session_id: str | None) -> list[ToolResultPart]:

@@ -20,17 +20,9 @@ from riverbeam.telemetry import attributes as attr
 
 from tests.support.agents import invoke_body
 from tests.support.clock import Clock
+from tests.support.framework_desk import PAY_BOB, PAY_CAROL
 from tests.support.pydantic_agents import BIG, Desk
 from tests.support.spans import recording
-
-PAY_BOB = ("pay", {"to": "bob", "amount": 5})
-PAY_CAROL = ("pay", {"to": "carol", "amount": 7})
-POLICY = """\
-@id("small-payments") permit (principal, action == Action::"run_unattended", resource == Tool::"pay")
-  when { context.args has amount && context.args.amount < 10 };
-@id("no-mallory") forbid (principal, action, resource == Tool::"look_up")
-  when { context.args has name && context.args.name == "mallory" };
-"""
 
 
 def test_two_calls_of_a_turn_answered_one_at_a_time_each_run_once(store: BeamStore) -> None:

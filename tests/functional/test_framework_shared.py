@@ -13,12 +13,15 @@ import pytest
 from beam_store import BeamStore, ToolResultPart
 from riverbeam import BeamError
 
-PAY_BOB = ("pay", {"to": "bob", "amount": 5})
+from tests.support.framework_desk import PAY_BOB, POLICY
 
 
 def _framework(request: pytest.FixtureRequest) -> ModuleType:
-    """The framework's test module (its `Desk` and `POLICY`)."""
-    return importlib.import_module(f"tests.functional.test_framework_{request.param}")
+    """The framework's test module: its `Desk`, and its `POLICY` (where it has its own, else the shared)."""
+    module = importlib.import_module(f"tests.functional.test_framework_{request.param}")
+    if not hasattr(module, "POLICY"):
+        module.POLICY = POLICY
+    return module
 
 
 @pytest.fixture(params=["pydantic_ai", "strands", "openai_agents"])

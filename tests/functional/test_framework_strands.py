@@ -20,21 +20,20 @@ from riverbeam import BeamError
 from riverbeam.telemetry import attributes as attr
 
 from tests.support.clock import Clock
+from tests.support.framework_desk import PAY_BOB, PAY_CAROL
+from tests.support.framework_desk import POLICY as BASE_POLICY
 from tests.support.spans import recording
 from tests.support.strands_agents import BIG, Desk
 
-PAY_BOB = ("pay", {"to": "bob", "amount": 5})
-PAY_CAROL = ("pay", {"to": "carol", "amount": 7})
-POLICY = """\
-@id("small-payments") permit (principal, action == Action::"run_unattended", resource == Tool::"pay")
-  when { context.args has amount && context.args.amount < 10 };
-@id("no-mallory") forbid (principal, action, resource == Tool::"look_up")
-  when { context.args has name && context.args.name == "mallory" };
+POLICY = (
+    BASE_POLICY
+    + """\
 @id("no-mallory-pay") forbid (principal, action, resource == Tool::"pay")
   when { context.args has to && context.args.to == "mallory" };
 @id("ask-carol") forbid (principal, action == Action::"run_unattended", resource == Tool::"look_up")
   when { context.args has name && context.args.name == "carol" };
 """
+)
 
 
 def test_an_approved_call_the_framework_would_run_with_other_args_does_not_run(store: BeamStore) -> None:

@@ -16,6 +16,16 @@ from riverbeam.models import DoneFrame, ErrorFrame
 
 from tests.support.agents import invoke_body, resume_body
 
+# the calls and the policy every framework's tests use
+PAY_BOB = ("pay", {"to": "bob", "amount": 5})
+PAY_CAROL = ("pay", {"to": "carol", "amount": 7})
+POLICY = """\
+@id("small-payments") permit (principal, action == Action::"run_unattended", resource == Tool::"pay")
+  when { context.args has amount && context.args.amount < 10 };
+@id("no-mallory") forbid (principal, action, resource == Tool::"look_up")
+  when { context.args has name && context.args.name == "mallory" };
+"""
+
 
 class DeskDriving:
     store: BeamStore
