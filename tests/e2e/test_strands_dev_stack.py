@@ -5,12 +5,11 @@ and the model is told."""
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.support.devstack import ended_run, http, invoke_over_http, running_with_agents
+from tests.support.framework_stack import asks_and_runs_the_tool_once
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -75,47 +74,6 @@ def agent():
     return made
 '''
 
-AGENTS = """
-agents:
-  author:
-    framework: strands
-    agent: desk:agent
-"""
-
 
 def test_a_strands_agent_asks_and_its_approval_runs_the_tool_once(tmp_path: Path) -> None:
-    (tmp_path / "agent_code").mkdir()
-    (tmp_path / "agent_code" / "desk.py").write_text(DESK, encoding="utf-8")
-    ran = tmp_path / "agent_code" / "paid.txt"
-    with running_with_agents(tmp_path, AGENTS) as dev:
-        session_id = str(uuid.uuid4())
-        asked = invoke_over_http(dev, session_id, "Pay bob")
-        assert asked["interrupted"] and not ran.exists()
-        [action] = asked["action_required"]
-        assert (action["tool"], action["args"]) == ("pay", {"to": "bob", "amount": 5})
-        answer = {
-            "action_id": action["action_id"],
-            "status": "submitted",
-            "payload": {"tool": "pay", "args": action["args"]},
-        }
-        body = {
-            "agent_name": "author",
-            "session_id": session_id,
-            "interaction_id": asked["interaction_id"],
-            "actions": [answer],
-            "auth_context": {"user_id": "u1"},
-        }
-        status, ack = http(dev, "POST", "/resume", body)
-        assert status == 202, ack
-        assert ended_run(dev, ack["run_id"])["status"] == "completed"
-        assert ran.read_text() == "bob 5\n"
-        status, page = http(dev, "GET", f"/sessions/{session_id}/messages?user_id=u1")
-        assert status == 200
-        said = [
-            p["text"]
-            for m in page["messages"]
-            if m["role"] == "ai"
-            for p in m["content"]
-            if p["type"] == "text"
-        ]
-        assert said == ["told paid 5 to bob"]
+    asks_and_runs_the_tool_once(tmp_path, "strands", DESK)

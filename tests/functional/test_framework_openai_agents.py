@@ -3,7 +3,8 @@ ScriptedModel: every tool call passes the gate, whether the SDK marks the tool (
 not; a pause is the SDK's own interruption, its RunState kept as the interaction's state and resumed in
 another RiverBeam; an edit runs (the SDK has none: the tool's output says so to the model); a rejection's
 reason reaches the model; two calls of a turn are answered one at a time with nothing lost; the session's
-messages are in order and the next interaction sees them; a changed tool schema refuses the resume."""
+messages are in order and the next interaction sees them; a changed tool schema refuses the resume.
+The cases written alike for each framework are in test_framework_shared.py."""
 
 from __future__ import annotations
 
@@ -24,17 +25,10 @@ from riverbeam import BeamError
 from riverbeam.frameworks import OpenAIAgentsRunner
 
 from tests.support.clock import Clock
+from tests.support.framework_desk import PAY_BOB, PAY_CAROL, POLICY
 from tests.support.openai_desk import BIG, Desk
 
-PAY_BOB = ("pay", {"to": "bob", "amount": 5})
-PAY_CAROL = ("pay", {"to": "carol", "amount": 7})
 TOLD_BOB = 'pay({"amount": 5, "to": "bob"})'
-POLICY = """\
-@id("small-payments") permit (principal, action == Action::"run_unattended", resource == Tool::"pay")
-  when { context.args has amount && context.args.amount < 10 };
-@id("no-mallory") forbid (principal, action, resource == Tool::"look_up")
-  when { context.args has name && context.args.name == "mallory" };
-"""
 
 
 def _told(store: BeamStore, session_id: str | None) -> list[ToolResultPart]:
@@ -248,15 +242,6 @@ def test_a_state_over_the_item_limit_is_read_back_whole(store: BeamStore) -> Non
     assert returned == [BIG, "paid 5 to bob"] and desk.paid == [("bob", 5)]
 
 
-def test_a_changed_tool_schema_refuses_the_resume(store: BeamStore) -> None:
-    desk = Desk(store, PAY_BOB)
-    paused = desk.invoke()
-    with pytest.raises(BeamError) as refused:
-        desk.reopened(schema="float").answer(paused)
-    assert refused.value.code == "BEM-083" and "'pay' takes other args" in refused.value.message
-    assert desk.paid == []
-
-
 def test_the_next_interaction_sees_the_conversation(store: BeamStore) -> None:
     desk = Desk(store, PAY_BOB)
     paused = desk.invoke()
@@ -301,14 +286,6 @@ def test_an_approval_approves_that_call_only_never_the_tool(store: BeamStore) ->
     assert [(a.tool, a.args["to"]) for a in again.action_required] == [("pay", "carol")]
     done = desk.reopened().answer(again)
     assert not done.interrupted and desk.paid == [("bob", 5), ("carol", 7)]
-
-
-def test_a_grant_lets_the_next_call_of_the_tool_run_unasked(store: BeamStore) -> None:
-    desk = Desk(store, PAY_BOB)
-    paused = desk.invoke()
-    desk.answer(paused, grant="tool")
-    again = desk.invoke("Pay bob again", session_id=paused.session_id)
-    assert not again.interrupted and desk.paid == [("bob", 5), ("bob", 5)]
 
 
 def test_a_run_inside_a_running_event_loop(store: BeamStore) -> None:

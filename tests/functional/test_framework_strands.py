@@ -4,15 +4,15 @@ is "marked") or not; a pause is the framework's interrupts, the agent's snapshot
 interaction's state and resumed in another RiverBeam (a new agent); an edit runs and is what the model
 sees; a rejection's reason reaches the model; two calls of a turn are answered one at a time with nothing
 lost; the session's messages are in order and the next interaction sees them; a changed tool schema
-refuses the resume (BEM-083)."""
+refuses the resume (BEM-083).
+The cases written alike for each framework are in test_framework_shared.py."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
-from beam_store import BeamStore, InMemoryStore, ToolResultPart
+from beam_store import BeamStore, InMemoryStore
 from opentelemetry import trace
 from opentelemetry.instrumentation.threading import ThreadingInstrumentor
 from opentelemetry.sdk.trace import ReadableSpan
@@ -20,63 +20,20 @@ from riverbeam import BeamError
 from riverbeam.telemetry import attributes as attr
 
 from tests.support.clock import Clock
+from tests.support.framework_desk import PAY_BOB, PAY_CAROL
+from tests.support.framework_desk import POLICY as BASE_POLICY
 from tests.support.spans import recording
 from tests.support.strands_agents import BIG, Desk
 
-PAY_BOB = ("pay", {"to": "bob", "amount": 5})
-PAY_CAROL = ("pay", {"to": "carol", "amount": 7})
-POLICY = """\
-@id("small-payments") permit (principal, action == Action::"run_unattended", resource == Tool::"pay")
-  when { context.args has amount && context.args.amount < 10 };
-@id("no-mallory") forbid (principal, action, resource == Tool::"look_up")
-  when { context.args has name && context.args.name == "mallory" };
+POLICY = (
+    BASE_POLICY
+    + """\
 @id("no-mallory-pay") forbid (principal, action, resource == Tool::"pay")
   when { context.args has to && context.args.to == "mallory" };
 @id("ask-carol") forbid (principal, action == Action::"run_unattended", resource == Tool::"look_up")
   when { context.args has name && context.args.name == "carol" };
 """
-
-
-def test_a_call_the_framework_gates_asks_and_its_tool_does_not_run(store: BeamStore) -> None:
-    desk = Desk(store, PAY_BOB)
-    paused = desk.invoke()
-    assert paused.interrupted and desk.paid == []
-    [asked] = paused.action_required
-    assert (asked.tool, asked.args) == ("pay", {"to": "bob", "amount": 5})
-    assert desk.actions(paused)["pay"].status == "pending"
-    [call] = desk.frames_of("tool_call")
-    assert (call["decision"], call["tool_call_id"]) == ("ask", str(asked.action_id))
-
-
-def test_an_approval_in_another_riverbeam_runs_the_tool_once(store: BeamStore) -> None:
-    desk = Desk(store, PAY_BOB)
-    paused = desk.invoke()
-    done = desk.reopened().answer(paused)
-    assert desk.paid == [("bob", 5)]
-    assert not done.interrupted and done.text() == 'told pay({"amount": 5, "to": "bob"}): paid 5 to bob'
-    action = desk.actions(paused)["pay"]
-    assert action.status == "resolved" and action.outcome.output == "paid 5 to bob"
-    [result] = desk.frames_of("tool_result")
-    assert (result["status"], result["tool_call_id"]) == ("ok", action.action_id)
-    assert "".join(f["text"] for f in desk.frames_of("text_delta")) == done.text()
-    run = store.get_run(done.run_id)
-    assert run is not None and run.usage is not None and run.usage.output_tokens > 0
-    assert desk.frames_of("done")
-    with pytest.raises(BeamError):  # answered once: a second answer runs nothing
-        desk.answer(paused)
-    assert desk.paid == [("bob", 5)]
-
-
-def test_an_edit_runs_with_the_edited_args_and_the_model_sees_them(store: BeamStore) -> None:
-    desk = Desk(store, PAY_BOB)
-    paused = desk.invoke()
-    done = desk.answer(paused, edited_args={"to": "bob", "amount": 3})
-    assert desk.paid == [("bob", 3)]
-    assert done.text() == 'told pay({"amount": 3, "to": "bob"}): paid 3 to bob'
-    told = [
-        p for m in store.list_messages(paused.session_id) for p in m.content if isinstance(p, ToolResultPart)
-    ]
-    assert [(p.status, p.edited_args) for p in told] == [("ok", {"to": "bob", "amount": 3})]
+)
 
 
 def test_an_approved_call_the_framework_would_run_with_other_args_does_not_run(store: BeamStore) -> None:
@@ -87,38 +44,6 @@ def test_an_approved_call_the_framework_would_run_with_other_args_does_not_run(s
     [result] = desk.frames_of("tool_result")
     assert (result["status"], result["error"]["code"]) == ("refused", "BEM-084")
     assert "BEM-084: pay: the framework would run other args" in done.text()
-
-
-def test_a_rejection_never_runs_and_its_reason_reaches_the_model(store: BeamStore) -> None:
-    desk = Desk(store, PAY_BOB)
-    paused = desk.invoke()
-    done = desk.answer(paused, status="cancelled", reason="over budget")
-    assert desk.paid == [] and not done.interrupted
-    assert done.text().startswith('told pay({"amount": 5, "to": "bob"}): BEM-069: ')
-    assert done.text().endswith("refused to run pay: over budget")
-    assert desk.actions(paused)["pay"].status == "cancelled"
-
-
-def test_the_policy_denies_a_tool_the_framework_does_not_gate(store: BeamStore) -> None:
-    desk = Desk(store, ("look_up", {"name": "mallory"}), ("look_up", {"name": "alice"}), policy=POLICY)
-    done = desk.invoke()
-    assert desk.looked == ["alice"] and not done.interrupted
-    said = done.text().split(" | ")
-    assert said[0].startswith('told look_up({"name": "mallory"}): BEM-080') and "no-mallory" in said[0]
-    assert said[1] == 'look_up({"name": "alice"}): alice is a payee'
-    assert {a.args["name"]: a.status for a in store.list_actions(done.interaction_id)} == {
-        "mallory": "denied"
-    }
-    assert [f["decision"] for f in desk.frames_of("tool_call")] == ["deny", "allow"]
-
-
-def test_the_policy_allows_a_tool_the_framework_gates(store: BeamStore) -> None:
-    desk = Desk(store, PAY_BOB, policy=POLICY)
-    done = desk.invoke()
-    assert desk.paid == [("bob", 5)] and not done.interrupted
-    action = desk.actions(done)["pay"]
-    assert action.status == "resolved" and action.response.by.policy_ids == ["small-payments"]
-    assert action.outcome is not None and action.outcome.output == "paid 5 to bob"
 
 
 def test_the_policy_denies_a_tool_the_framework_gates_answering_its_interrupt(store: BeamStore) -> None:
@@ -137,17 +62,6 @@ def test_a_tool_that_fails_is_told_as_its_error(store: BeamStore) -> None:
     assert (result["status"], result["error"]["code"]) == ("error", "BEM-331")
     assert "no such payee: crash" in result["error"]["message"]
     assert "no such payee: crash" in done.text()
-
-
-def test_args_that_do_not_fit_the_schema_strictly_are_never_asked_about(store: BeamStore) -> None:
-    desk = Desk(store, ("pay", {"to": "bob", "amount": "5"}), ("pay", {"to": "bob", "amount": "two"}))
-    done = desk.invoke()
-    assert not done.interrupted and desk.paid == [] and store.list_actions(done.interaction_id) == []
-    told = [
-        p for m in store.list_messages(done.session_id) for p in m.content if isinstance(p, ToolResultPart)
-    ]
-    assert [(p.status, p.error.code) for p in told if p.error] == [("error", "BEM-332"), ("error", "BEM-332")]
-    assert "amount" in told[0].error.message
 
 
 def test_two_calls_of_a_turn_answered_one_at_a_time_each_run_once(store: BeamStore) -> None:
@@ -194,28 +108,6 @@ def test_two_calls_asked_by_both_kinds_of_interrupt_answered_one_at_a_time(store
     ]
 
 
-def test_the_sessions_messages_are_in_order(store: BeamStore) -> None:
-    desk = Desk(store, ("look_up", {"name": "bob"}), PAY_BOB)
-    paused = desk.invoke()
-    desk.answer(paused)
-    said = []
-    for m in store.list_messages(paused.session_id):
-        for p in m.content:
-            said.append(
-                f"{m.role}:{p.type}:" + getattr(p, "text", getattr(p, "name", getattr(p, "status", "")))
-            )
-    assert said == [
-        "human:text:Pay bob",
-        "ai:tool_call:look_up",
-        "ai:tool_call:pay",
-        "tool:tool_result:look_up",
-        "human:action_response:submitted",
-        "tool:tool_result:pay",
-        "ai:text:told "
-        + 'look_up({"name": "bob"}): bob is a payee | pay({"amount": 5, "to": "bob"}): paid 5 to bob',
-    ]
-
-
 def test_a_state_over_the_item_limit_is_read_back_whole(store: BeamStore) -> None:
     desk = Desk(store, ("look_up", {"name": "big"}), PAY_BOB)
     paused = desk.invoke()
@@ -229,15 +121,6 @@ def test_a_state_over_the_item_limit_is_read_back_whole(store: BeamStore) -> Non
         if "toolResult" in b
     ]
     assert returned == [BIG, "paid 5 to bob"] and desk.paid == [("bob", 5)]
-
-
-def test_a_changed_tool_schema_refuses_the_resume(store: BeamStore) -> None:
-    desk = Desk(store, PAY_BOB)
-    paused = desk.invoke()
-    with pytest.raises(BeamError) as refused:
-        desk.reopened(schema="float").answer(paused)
-    assert refused.value.code == "BEM-083" and "'pay' takes other args" in refused.value.message
-    assert desk.paid == []
 
 
 def test_the_next_interaction_sees_the_conversation(store: BeamStore) -> None:
@@ -274,23 +157,6 @@ def test_the_policy_asks_for_a_tool_the_framework_does_not_gate(store: BeamStore
         'look_up({"name": "alice"}): alice is a payee',
         'look_up({"name": "carol"}): carol is a payee',
     ]
-
-
-def test_a_grant_lets_the_next_call_of_the_tool_run_unasked(store: BeamStore) -> None:
-    desk = Desk(store, PAY_BOB)
-    paused = desk.invoke()
-    desk.answer(paused, grant="tool")
-    again = desk.invoke("Pay bob again", session_id=paused.session_id)
-    assert not again.interrupted and desk.paid == [("bob", 5), ("bob", 5)]
-
-
-def test_a_run_inside_a_running_event_loop(store: BeamStore) -> None:
-    desk = Desk(store, ("look_up", {"name": "alice"}))
-
-    async def invoked() -> str:  # an async caller (a web handler) runs the framework on a thread of its own
-        return desk.invoke().text()
-
-    assert asyncio.run(invoked()) == 'told look_up({"name": "alice"}): alice is a payee'
 
 
 def test_riverbeams_spans_are_made_around_the_run_and_strands_installs_no_provider() -> None:

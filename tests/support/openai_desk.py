@@ -16,11 +16,9 @@ from typing import Any
 from agents import Agent, Usage, function_tool
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from beam_store import BeamStore
-from riverbeam import AgentResult, BeamError, Policy, RiverBeam
 from riverbeam.frameworks import OpenAIAgentsRunner
-from riverbeam.models import DoneFrame, ErrorFrame
 
-from tests.support.agents import invoke_body, resume_body
+from tests.support.framework_desk import DeskDriving
 
 Call = tuple[str, dict[str, Any] | str]  # a tool and its args (a str: no JSON object)
 # a tool output over DynamoDB's 400 KB item limit, not one repeated character
@@ -64,7 +62,7 @@ def told(items: list[Any]) -> list[str]:
     ]
 
 
-class Desk:
+class Desk(DeskDriving):
     """The agent registered as "author" with `policy` (Cedar text) on a RiverBeam of `store`; `calls`
         are what its model calls on a person's message (`then`: what it calls next, once, on its first tool
     results). `reopened()`: the same agent (same counters) in a NEW
@@ -131,16 +129,8 @@ class Desk:
         model = ScriptedModel([ModelStep.respond(self._model)] * 50)
         return Agent(name="desk", model=model, tools=[pay, look_up, refund])
 
-    def _beam(self) -> RiverBeam:
-        beam = RiverBeam(self.store, clock=self.clock) if self.clock else RiverBeam(self.store)
-        policy = Policy(self.policy) if self.policy is not None else None
-        beam.register_agent("author", OpenAIAgentsRunner(self.agent()), policy=policy)
-        return beam
-
-    def reopened(self, schema: str | None = None) -> Desk:
-        self.schema = schema or self.schema
-        self.beam = self._beam()
-        return self
+    def runner(self) -> OpenAIAgentsRunner:
+        return OpenAIAgentsRunner(self.agent())
 
     def _model(self, call: ModelCall) -> ModelStep:
         """Each reply uses 10 input tokens and 2 output tokens (the run's usage counts them)."""
@@ -165,35 +155,3 @@ class Desk:
             made, self.then = self.then, []
             return [function_call(name, args, call_id=f"then-{n}") for n, (name, args) in enumerate(made)]
         return [assistant_message("told " + " | ".join(told(items)))]
-
-    # driving it
-
-    def invoke(self, text: str = "Pay bob", session_id: str | None = None, **more: Any) -> AgentResult:
-        result = self.beam.invoke(
-            invoke_body(session_id=session_id, text=text, **more),
-            on_frame=lambda f: self.frames.append(f.model_dump()),
-        )
-        assert isinstance(result, AgentResult)
-        return result
-
-    def answer(
-        self, paused: AgentResult, index: int = 0, status: str = "submitted", **more: Any
-    ) -> AgentResult:
-        """A person's answer to the `index`th action `paused` asks for (`more`: `edited_args`, a
-        rejection's `reason`)."""
-        found = paused.model_dump(mode="json")
-        found["action_required"] = found["action_required"][index:]
-        frames: list[Any] = []
-        self.beam.resume(resume_body(found, status=status, **more), on_frame=frames.append)
-        self.frames += [f.model_dump() for f in frames]
-        for error in (f for f in frames if isinstance(f, ErrorFrame)):  # the run failed: it says why
-            raise BeamError(error.code, error.message)
-        [done] = [f for f in frames if isinstance(f, DoneFrame)]
-        return done.result
-
-    def frames_of(self, kind: str) -> list[dict[str, Any]]:
-        return [f for f in self.frames if f["type"] == kind]
-
-    def actions(self, result: AgentResult) -> dict[str, Any]:
-        assert result.interaction_id is not None
-        return {a.tool: a for a in self.store.list_actions(result.interaction_id)}

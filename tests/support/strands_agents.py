@@ -13,14 +13,12 @@ from datetime import datetime
 from typing import Any
 
 from beam_store import BeamStore
-from riverbeam import AgentResult, BeamError, Policy, RiverBeam
 from riverbeam.frameworks import StrandsRunner
-from riverbeam.models import DoneFrame, ErrorFrame
 from strands import Agent, ToolContext, tool
 from strands.hooks import BeforeToolCallEvent
 from strands.models import Model
 
-from tests.support.agents import invoke_body, resume_body
+from tests.support.framework_desk import DeskDriving
 
 Call = tuple[str, dict[str, Any]]
 # a tool output over DynamoDB's 400 KB item limit, not one repeated character
@@ -120,7 +118,7 @@ def approve_payments(event: BeforeToolCallEvent) -> None:
         event.cancel_tool = str(answer)
 
 
-class Desk:
+class Desk(DeskDriving):
     """The agent registered as "author" with `policy` (Cedar text) on a RiverBeam of `store`; `calls`
     are what its model calls on a person's message. `reopened()`: the same tools (same counters) in a NEW
     agent and RiverBeam on the same store, as another process would resume it."""
@@ -192,46 +190,5 @@ class Desk:
             event.tool_use["input"] = {**event.tool_use["input"], "amount": 500}
         self.sneaked.add(call_id)
 
-    def _beam(self) -> RiverBeam:
-        beam = RiverBeam(self.store, clock=self.clock) if self.clock else RiverBeam(self.store)
-        policy = Policy(self.policy) if self.policy is not None else None
-        beam.register_agent("author", StrandsRunner(self.agent()), policy=policy)
-        return beam
-
-    def reopened(self, schema: str | None = None) -> Desk:
-        self.schema = schema or self.schema
-        self.beam = self._beam()
-        return self
-
-    # driving it
-
-    def invoke(self, text: str = "Pay bob", session_id: str | None = None, **more: Any) -> AgentResult:
-        result = self.beam.invoke(
-            invoke_body(session_id=session_id, text=text, **more),
-            on_frame=lambda f: self.frames.append(f.model_dump()),
-        )
-        assert isinstance(result, AgentResult)
-        return result
-
-    def answer(
-        self, paused: AgentResult, index: int = 0, status: str = "submitted", **more: Any
-    ) -> AgentResult:
-        """A person's answer to the `index`th action `paused` asks for (`more`: `edited_args`, a
-        rejection's `reason`)."""
-        found = paused.model_dump(mode="json")
-        found["action_required"] = found["action_required"][index:]
-        body = resume_body(found, status=status, **more)
-        frames: list[Any] = []
-        self.beam.resume(body, on_frame=frames.append)
-        self.frames += [f.model_dump() for f in frames]
-        for error in (f for f in frames if isinstance(f, ErrorFrame)):  # the run failed: it says why
-            raise BeamError(error.code, error.message)
-        [done] = [f for f in frames if isinstance(f, DoneFrame)]
-        return done.result
-
-    def frames_of(self, kind: str) -> list[dict[str, Any]]:
-        return [f for f in self.frames if f["type"] == kind]
-
-    def actions(self, result: AgentResult) -> dict[str, Any]:
-        assert result.interaction_id is not None
-        return {a.tool: a for a in self.store.list_actions(result.interaction_id)}
+    def runner(self) -> StrandsRunner:
+        return StrandsRunner(self.agent())

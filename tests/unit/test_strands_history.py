@@ -5,26 +5,10 @@ out, as Bedrock would refuse it."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from beam_store import ErrorInfo, TextPart, ToolCallPart, ToolResultPart
-from beam_store.records import Message
 from riverbeam.frameworks.strands import agent_history
 
-
-def message(seq: int, role: str, *content: Any, type: str = "message") -> Message:
-    return Message(
-        message_id=f"m{seq}",
-        session_id="s",
-        interaction_id="i",
-        run_id="r",
-        seq=seq,
-        role=role,
-        type=type,
-        content=list(content),
-        created_at="2026-12-08T00:00:00Z",
-        updated_at="2026-12-08T00:00:00Z",
-    )
+from tests.support.framework_desk import message
 
 
 def test_the_conversation_becomes_the_frameworks_messages() -> None:

@@ -10,9 +10,13 @@ with, or BEM-084 where the framework would run other args than the approved ones
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import json
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 from beam_store import ErrorInfo, TextPart, ToolCallPart, ToolOutcome, ToolResultPart, args_sha256
 
@@ -25,10 +29,33 @@ if TYPE_CHECKING:
 
     from ..agent.registry import AgentInput, Emit, ResolvedAction
 
+T = TypeVar("T")
 Effect = Literal["allow", "ask", "deny", "unfit"]
 MISMATCH_CODE = "BEM-084"
 # the code of the tool message that tells the agent its call expired unanswered (pipeline/checks.py)
 EXPIRED_CODE = "BEM-070"
+# the code of the tool message that tells the agent a person refused its call
+CANCELLED_CODE = "BEM-069"
+
+
+def complete(work: Coroutine[Any, Any, T]) -> T:
+    """Run a framework's coroutine to its end: here, or (inside a running loop) on a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, work).result()
+
+
+def schema_fingerprint(agent: str, schemas: Mapping[str, Any]) -> dict[str, Any]:
+    """The agent's name and a hash of each tool's JSON schema: a paused run resumes only where they are the
+    same (a changed tool schema refuses it, BEM-083)."""
+    tools = {
+        name: hashlib.sha256(json.dumps(s, sort_keys=True).encode()).hexdigest()
+        for name, s in schemas.items()
+    }
+    return {"agent": agent, "tools": tools}
 
 
 class Verdict(NamedTuple):
@@ -129,6 +156,39 @@ class GatedCalls:
         """A call asked earlier and not answered yet (another of its turn was): asked for again, as it is
         stored (the pipeline keeps its Action and its time)."""
         self.asks.append(ActionRequest(action_id=self.action_id(call_id), tool=tool, args=dict(args)))
+
+    def kept_answers(self, state: dict[str, Any]) -> list[dict[str, Any]]:
+        """Each call a paused run asked (`state["pending"]`) answered into `state["answers"]` (this run's
+        answer, or one kept from an earlier resume; an expiry is one); the calls still waiting, asked again
+        and returned."""
+        answers: dict[str, Any] = dict(state.get("answers") or {})
+        state["answers"] = answers
+        waiting = []
+        for pending in state["pending"]:
+            call_id = pending["call_id"]
+            answer = self.answer(call_id)
+            if answer is not None:
+                answers[call_id] = {"answer": answer.model_dump(mode="json"), "refused": self.refusal(answer)}
+            elif call_id not in answers:
+                expired = self.expired(call_id)
+                if expired is None:
+                    waiting.append(pending)
+                else:
+                    answers[call_id] = {"refused": expired}
+        for pending in waiting:
+            self.wait(pending["call_id"], pending["tool"], pending["args"])
+        return waiting
+
+    def refusal(self, answer: ResolvedAction) -> str | None:
+        """What the model is told of a rejected call: the refusal the pipeline stored (who, the reason)."""
+        if answer.status == "submitted":
+            return None
+        for message in reversed(self.input.history):
+            for part in message.content:
+                if isinstance(part, ToolResultPart) and part.tool_call_id == answer.action_id and part.error:
+                    return f"{part.error.code}: {part.error.message}"
+        reason = f": {answer.reason}" if answer.reason else ""
+        return f"{CANCELLED_CODE}: the person refused to run {answer.tool}{reason}"
 
     def runs_with(self, answer: ResolvedAction, framework_args: dict[str, Any]) -> dict[str, Any] | Verdict:
         """The args an approved call runs with: the approved ones (edited, where the person edited them);

@@ -8,21 +8,17 @@ expiry. `always_approve` is never used: a standing grant is Riverbeam's (its gat
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import json
-from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from agents import Agent, FunctionTool, RunConfig, Runner
 from agents.run_state import RunState
-from beam_store import TextPart, TokenUsage, ToolResultPart
+from beam_store import TextPart, TokenUsage
 from openai.types.responses import ResponseTextDeltaEvent
 
 from ..agent.registry import AgentInput, Emit, ResolvedAction, RunnerFailure
 from ..models import AgentResult, TextDeltaFrame
-from .calls import Verdict
+from .calls import Verdict, complete, schema_fingerprint
 from .openai_agents_gate import Gate, call_args, json_object, jsonable, params_model, problems
 from .openai_agents_items import model_input, record
 
@@ -31,8 +27,6 @@ if TYPE_CHECKING:
     from agents.result import RunResultStreaming
     from pydantic import BaseModel
 
-T = TypeVar("T")
-CANCELLED_CODE = "BEM-069"
 # runs of the SDK one Riverbeam run may make: a call the SDK stopped for itself (its args not a JSON
 # object) is decided after it stops, and the run goes on
 ROUNDS = 8
@@ -81,17 +75,14 @@ class OpenAIAgentsRunner:
         return True
 
     def fingerprint(self) -> dict[str, Any]:
-        tools = {
-            name: hashlib.sha256(json.dumps(t.params_json_schema, sort_keys=True).encode()).hexdigest()
-            for name, t in self.function_tools().items()
-        }
-        return {"agent": self.agent.name, "tools": tools}
+        tools = self.function_tools().items()
+        return schema_fingerprint(self.agent.name, {name: t.params_json_schema for name, t in tools})
 
     def run(self, input: AgentInput, emit: Emit) -> AgentResult:
         state = input.state if isinstance(input.state, dict) else None
         gate = Gate(input, emit, self.validate_args, ids=state.get("ids") if state else None)
         try:
-            return _complete(self._run(input, gate, state))
+            return complete(self._run(input, gate, state))
         except Exception as error:  # what ran (or was denied) before the failure is still recorded
             calls = gate.calls
             partial = AgentResult(
@@ -107,11 +98,10 @@ class OpenAIAgentsRunner:
         agent = self.agent.clone(tools=[gate.tool(t) for t in self.function_tools().values()])
         start: str | list[Any] | RunState[Any, Any]
         if state is not None and state.get("pending"):
-            answers = _answers(gate, state)
-            if answers is None:  # some call of the turn is not answered yet: asked again, the rest kept
+            if calls.kept_answers(state):  # a call of the turn not answered yet: asked again, the rest kept
                 return calls.result(state=state)
             start = await RunState.from_json(agent, state["run"])
-            _answer(start, answers, gate)
+            _answer(start, state["answers"], gate)
             said = "".join(p.text for p in input.content if isinstance(p, TextPart))
             if said:  # a person's message sent with the answers (or the one an expiry answered)
                 start.add_input(said)
@@ -133,16 +123,6 @@ class OpenAIAgentsRunner:
             raise RuntimeError(f"the SDK stopped {ROUNDS} times without a call to ask about")
         record(result.new_items[seen:], gate)
         return calls.result(_text(result.final_output), usage=_usage(result, before))
-
-
-def _complete(work: Coroutine[Any, Any, T]) -> T:
-    """Run the SDK's coroutine to its end: here, or (inside a running loop) on a thread of its own."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(work)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, work).result()
 
 
 async def _stream(result: RunResultStreaming, emit: Emit) -> None:
@@ -211,41 +191,6 @@ def _paused(state: RunState[Any, Any], asked: list[dict[str, Any]], gate: Gate, 
         "answers": {},
         "seen": seen,
     }
-
-
-def _answers(gate: Gate, state: dict[str, Any]) -> dict[str, Any] | None:
-    """Every asked call's answer (this run's, or kept from an earlier resume; an expiry is one), or None
-    where some call is still waiting: those are asked again and the answers so far kept in `state`."""
-    calls = gate.calls
-    answers: dict[str, Any] = dict(state.get("answers") or {})
-    waiting = []
-    for pending in state["pending"]:
-        call_id = pending["call_id"]
-        answer = calls.answer(call_id)
-        if answer is not None:
-            answers[call_id] = {"answer": answer.model_dump(mode="json"), "refused": _refusal(gate, answer)}
-        elif call_id not in answers:
-            expired = calls.expired(call_id)
-            if expired is None:
-                waiting.append(pending)
-            else:
-                answers[call_id] = {"refused": expired}
-    state["answers"] = answers
-    for pending in waiting:
-        calls.wait(pending["call_id"], pending["tool"], pending["args"])
-    return None if waiting else answers
-
-
-def _refusal(gate: Gate, answer: ResolvedAction) -> str | None:
-    """What the model is told of a rejected call: the refusal the pipeline stored (who, the reason)."""
-    if answer.status == "submitted":
-        return None
-    for message in reversed(gate.calls.input.history):
-        for part in message.content:
-            if isinstance(part, ToolResultPart) and part.tool_call_id == answer.action_id and part.error:
-                return f"{part.error.code}: {part.error.message}"
-    reason = f": {answer.reason}" if answer.reason else ""
-    return f"{CANCELLED_CODE}: the person refused to run {answer.tool}{reason}"
 
 
 def _answer(state: RunState[Any, Any], answers: dict[str, Any], gate: Gate) -> None:

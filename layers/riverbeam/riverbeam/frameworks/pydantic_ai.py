@@ -9,13 +9,10 @@ in the state for the last one."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import hashlib
 import json
-from collections.abc import AsyncIterable, Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import AsyncIterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from beam_store import TextPart, TokenUsage, ToolCallPart, ToolResultPart
 from pydantic import ValidationError
@@ -25,7 +22,7 @@ from pydantic_ai.toolsets import FunctionToolset
 
 from ..agent.registry import AgentInput, Emit, ResolvedAction, RunnerFailure
 from ..models import AgentResult, TextDeltaFrame
-from .calls import GatedCalls
+from .calls import GatedCalls, complete, schema_fingerprint
 from .pydantic_ai_gate import RiverbeamGate, StopBeforeModel, jsonable
 
 if TYPE_CHECKING:
@@ -33,8 +30,6 @@ if TYPE_CHECKING:
     from pydantic_ai.run import AgentRunResult
     from pydantic_ai.tools import Tool
 
-T = TypeVar("T")
-CANCELLED_CODE = "BEM-069"
 # what a waiting call is answered with in a run stopped before its model (never seen by the model)
 WAITING = "not answered yet"
 
@@ -88,13 +83,8 @@ class PydanticAIRunner:
         return kinds if DeferredToolRequests in kinds else [*kinds, DeferredToolRequests]
 
     def fingerprint(self) -> dict[str, Any]:
-        tools = {
-            name: hashlib.sha256(
-                json.dumps(t.tool_def.parameters_json_schema, sort_keys=True).encode()
-            ).hexdigest()
-            for name, t in self.function_tools().items()
-        }
-        return {"agent": self.agent.name or "pydantic_ai", "tools": tools}
+        schemas = {name: t.tool_def.parameters_json_schema for name, t in self.function_tools().items()}
+        return schema_fingerprint(self.agent.name or "pydantic_ai", schemas)
 
     def run(self, input: AgentInput, emit: Emit) -> AgentResult:
         state = input.state if isinstance(input.state, dict) else None
@@ -103,7 +93,7 @@ class PydanticAIRunner:
         marked = lambda tool: self.marked(tool) or tool in asking  # noqa: E731
         calls = GatedCalls(input, emit, validate=self.validate_args, marked=marked, ids=ids)
         try:
-            return _complete(self._run(input, calls, state, asking))
+            return complete(self._run(input, calls, state, asking))
         except Exception as error:  # what ran (or was denied) before the failure is still recorded
             partial = AgentResult(
                 messages=list(calls.messages), tool_outcomes=dict(calls.outcomes), decided=list(calls.decided)
@@ -116,7 +106,7 @@ class PydanticAIRunner:
         gate = RiverbeamGate(calls, asking=asking)
         results: DeferredToolResults | None = None
         if state is not None and state.get("pending"):
-            waiting = _answers(calls, state)
+            waiting = [p["call_id"] for p in calls.kept_answers(state)]
             history = pai.ModelMessagesTypeAdapter.validate_python(state["messages"])
             results = _deferred_results(state, history, gate, waiting)
             if waiting:  # some call of the turn is not answered yet: asked again, the answers kept
@@ -171,16 +161,6 @@ class PydanticAIRunner:
         return gate.calls.result(state=state)
 
 
-def _complete(work: Coroutine[Any, Any, T]) -> T:
-    """Run the framework's coroutine to its end: here, or (inside a running loop) on a thread of its own."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(work)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, work).result()
-
-
 def _deltas(emit: Emit) -> Any:
     async def handler(ctx: RunContext[Any], events: AsyncIterable[pai.AgentStreamEvent]) -> None:
         async for event in events:
@@ -222,38 +202,6 @@ def _paused(result: AgentRunResult[Any], calls: GatedCalls) -> dict[str, Any]:
         "pending": pending,
         "answers": {},
     }
-
-
-def _answers(calls: GatedCalls, state: dict[str, Any]) -> list[str]:
-    """Each asked call's answer, kept in `state`: this run's, or kept from an earlier resume (an expiry is
-    one); the calls still waiting, asked again."""
-    answers: dict[str, Any] = state.setdefault("answers", {})
-    waiting = []
-    for pending in state["pending"]:
-        call_id = pending["call_id"]
-        answer = calls.answer(call_id)
-        if answer is not None:
-            answers[call_id] = {"answer": answer.model_dump(mode="json"), "refused": _refusal(calls, answer)}
-        elif call_id not in answers:
-            expired = calls.expired(call_id)
-            if expired is None:
-                waiting.append(call_id)
-                calls.wait(call_id, pending["tool"], pending["args"])
-            else:
-                answers[call_id] = {"refused": expired}
-    return waiting
-
-
-def _refusal(calls: GatedCalls, answer: ResolvedAction) -> str | None:
-    """What the model is told of a rejected call: the refusal the pipeline stored (who, the reason)."""
-    if answer.status == "submitted":
-        return None
-    for message in reversed(calls.input.history):
-        for part in message.content:
-            if isinstance(part, ToolResultPart) and part.tool_call_id == answer.action_id and part.error:
-                return f"{part.error.code}: {part.error.message}"
-    reason = f": {answer.reason}" if answer.reason else ""
-    return f"{CANCELLED_CODE}: the person refused to run {answer.tool}{reason}"
 
 
 def _deferred_results(

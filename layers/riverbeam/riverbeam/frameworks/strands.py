@@ -8,14 +8,11 @@ agent's session repository, if any, is not needed: Riverbeam keeps the state bes
 
 from __future__ import annotations
 
-import asyncio
 import copy
-import hashlib
 import json
 import threading
-from collections.abc import Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from beam_store import TextPart, TokenUsage, ToolCallPart, ToolResultPart
 from jsonschema.exceptions import SchemaError
@@ -25,18 +22,16 @@ from strands import Agent, Snapshot
 from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent, MessageAddedEvent
 from strands.middleware import ExecuteToolStage
 
-from ..agent.registry import AgentInput, Emit, ResolvedAction, RunnerFailure
+from ..agent.registry import AgentInput, Emit, RunnerFailure
 from ..errors import BeamError
 from ..models import AgentResult, TextDeltaFrame
-from .calls import GatedCalls
+from .calls import GatedCalls, complete, schema_fingerprint
 from .strands_gate import RiverbeamHooks
 
 if TYPE_CHECKING:
     from beam_store.records import Message
     from strands.agent import AgentResult as StrandsResult
 
-T = TypeVar("T")
-CANCELLED_CODE = "BEM-069"
 UNANSWERABLE_CODE = "BEM-094"  # an interrupt no gated call raised (a tool's own)
 
 
@@ -92,11 +87,7 @@ class StrandsRunner:
         return True
 
     def fingerprint(self) -> dict[str, Any]:
-        tools = {
-            name: hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()
-            for name, schema in self.schemas().items()
-        }
-        return {"agent": self.agent.name or "strands", "tools": tools}
+        return schema_fingerprint(self.agent.name or "strands", self.schemas())
 
     def run(self, input: AgentInput, emit: Emit) -> AgentResult:
         state = input.state if isinstance(input.state, dict) else None
@@ -107,7 +98,7 @@ class StrandsRunner:
         with self._lock:
             self.hooks.begin(calls, state)
             try:
-                return _complete(self._run(input, calls, state))
+                return complete(self._run(input, calls, state))
             except Exception as error:  # what ran (or was denied) before the failure is still recorded
                 partial = AgentResult(
                     messages=list(calls.messages),
@@ -121,11 +112,10 @@ class StrandsRunner:
     async def _run(self, input: AgentInput, calls: GatedCalls, state: dict[str, Any] | None) -> AgentResult:
         prompts: list[Any]
         if state is not None and state.get("pending"):
-            answers = _answers(calls, state)
-            if answers is None:  # some call of the turn is not answered yet: asked again, the rest kept
+            if calls.kept_answers(state):  # a call of the turn not answered yet: asked again, the rest kept
                 return calls.result(state=state)
             self.agent.load_snapshot(Snapshot.from_dict(state["snapshot"]))
-            self.hooks.answers = answers
+            self.hooks.answers = state["answers"]
             # a person's message sent with the answers (or the one an expiry answered): a turn after them
             said = "".join(p.text for p in input.content if isinstance(p, TextPart))
             prompts = [self.hooks.responses(_interrupts(self.agent))] + ([said] if said else [])
@@ -195,16 +185,6 @@ def _untouched_threads() -> None:
         instrumentor.uninstrument()
 
 
-def _complete(work: Coroutine[Any, Any, T]) -> T:
-    """Run the framework's coroutine to its end: here, or (inside a running loop) on a thread of its own."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(work)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, work).result()
-
-
 def _interrupts(agent: Agent) -> list[Any]:
     return list(agent._interrupt_state.interrupts.values())
 
@@ -212,40 +192,6 @@ def _interrupts(agent: Agent) -> list[Any]:
 def _text(result: StrandsResult) -> str:
     content = result.message.get("content", []) if result.message else []
     return "".join(b["text"] for b in content if "text" in b)
-
-
-def _answers(calls: GatedCalls, state: dict[str, Any]) -> dict[str, Any] | None:
-    """Every asked call's answer (this run's, or kept from an earlier resume; an expiry is one), or None
-    where some call is still waiting: those are asked again and the answers so far kept in `state`."""
-    answers: dict[str, Any] = dict(state.get("answers") or {})
-    waiting = []
-    for pending in state["pending"]:
-        call_id = pending["call_id"]
-        answer = calls.answer(call_id)
-        if answer is not None:
-            answers[call_id] = {"answer": answer.model_dump(mode="json"), "refused": _refusal(calls, answer)}
-        elif call_id not in answers:
-            expired = calls.expired(call_id)
-            if expired is None:
-                waiting.append(pending)
-            else:
-                answers[call_id] = {"refused": expired}
-    state["answers"] = answers
-    for pending in waiting:
-        calls.wait(pending["call_id"], pending["tool"], pending["args"])
-    return None if waiting else answers
-
-
-def _refusal(calls: GatedCalls, answer: ResolvedAction) -> str | None:
-    """What the model is told of a rejected call: the refusal the pipeline stored (who, the reason)."""
-    if answer.status == "submitted":
-        return None
-    for message in reversed(calls.input.history):
-        for part in message.content:
-            if isinstance(part, ToolResultPart) and part.tool_call_id == answer.action_id and part.error:
-                return f"{part.error.code}: {part.error.message}"
-    reason = f": {answer.reason}" if answer.reason else ""
-    return f"{CANCELLED_CODE}: the person refused to run {answer.tool}{reason}"
 
 
 def agent_history(
