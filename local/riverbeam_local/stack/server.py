@@ -25,6 +25,7 @@ import uvicorn
 from ..stack_secret import SecretError, page_url, stack_secret
 from . import template as template_module
 from .lock import DataDirLocked, data_dir_lock
+from .stream_tails import channels_line, stream_tails
 
 if TYPE_CHECKING:
     from .aws_key import StackKey
@@ -160,6 +161,7 @@ def _print_ready(
         f"Inbox page:      {page_url(f'http://{HOST}:{port}/', secret)}",
         *(f"{name + ':':<16} {url}" for name, url in endpoints.items()),
         *([f"AWS env file:    {aws_env} (source it to reach the embedded endpoints)"] if aws_env else []),
+        channels_line(),
         f"Data dir:        {data_dir}",
         *([f"Traces:          {data_dir / traces}"] if traces is not None else []),
         "Ready (Ctrl-C stops).",
@@ -228,34 +230,6 @@ def run(
         return _serve(stack, sock, port, data_dir, template, sweep_seconds, secret, traces)
 
 
-def _stream_tail(
-    dynamodb: Any, table_name: str, template: template_module.Template, functions: Any, wake: threading.Event
-) -> Any:
-    """The events function's event source: the table's stream, from its end (None where the template
-    has none, or the table's server keeps none: its events are then not published)."""
-    import boto3
-
-    from . import services as aws
-    from .table_stream import StreamTail
-
-    source = template.stream_consumer
-    if source is None:
-        return None
-    arn = aws.stream_arn(dynamodb, table_name)
-    if arn is None:
-        log.warning("table %s has no stream: the approval events are not published", table_name)
-        return None
-    return StreamTail(
-        boto3.client("dynamodbstreams"),
-        arn,
-        lambda event: functions.call(source.function, event),
-        pattern=source.pattern,
-        batch_size=source.batch_size,
-        max_retries=source.max_retries,
-        wake=wake,
-    )
-
-
 def _serve(
     stack: contextlib.ExitStack,
     sock: socket.socket,
@@ -308,8 +282,7 @@ def _serve(
     if local.embedded is not None:
         _keep_snapshots(stack, local, snapshot_path, queues, changed)
     # approval events (stream -> events function -> bus): stopped after the worker, before the last snapshot
-    tail = _stream_tail(dynamodb, local.table_name, template, functions, written)
-    if tail is not None:
+    for tail in stream_tails(dynamodb, local.table_name, template, functions, written):
         tail.start()
         stack.callback(tail.stop, DRAIN_SECONDS)
     poller = _start_workers(stack, sqs, queues, template, functions, sent, sweep_seconds)

@@ -80,8 +80,10 @@ class StreamTail:
         batch_size: int,
         max_retries: int,
         wake: threading.Event,
+        log_taken: bool = True,
     ) -> None:
         self._streams = streams
+        self._log_taken = log_taken  # the events once a line: the publisher's tail logs them, no other
         self._arn = stream_arn
         self._run_batch = run_batch
         self._pattern = pattern
@@ -155,7 +157,8 @@ class StreamTail:
         pending = records
         for attempt in range(self._max_retries + 1):
             failed = self._call(pending)
-            _log_taken([r for r in pending if _sequence(r) not in failed])
+            if self._log_taken:
+                _log_taken([r for r in pending if _sequence(r) not in failed])
             if not failed:
                 return
             # Lambda goes on from the first failed record: those before it are done
@@ -181,7 +184,7 @@ class StreamTail:
             failures = (answer or {}).get("batchItemFailures") or []
             failed = {str(f["itemIdentifier"]) for f in failures}
         except Exception:
-            log.exception("the events function failed; its batch is sent again")
+            log.exception("the stream's function failed; its batch is sent again")
             failed = {_sequence(r) for r in records}
         log.info(
             "DynamoDB stream events (%d done, %d failed) %d ms",
