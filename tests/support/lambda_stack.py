@@ -66,6 +66,7 @@ def stream_filter() -> dict[str, Any]:
         m["Properties"]
         for m in resources_of("AWS::Lambda::EventSourceMapping").values()
         if "StreamArn" in str(m["Properties"]["EventSourceArn"])
+        and m["Properties"]["FunctionName"] == {"Ref": "EventsFunction"}
     ]
     (only,) = mapping["FilterCriteria"]["Filters"]
     return json.loads(only["Pattern"])  # type: ignore[no-any-return]

@@ -19,9 +19,25 @@ NOTIFY = {"Fn::If": ["NotifyAlarms", [{"Ref": "AlarmTopicArn"}], {"Ref": "AWS::N
 SERVICE = [{"Name": "service", "Value": {"Ref": "AWS::StackName"}}]
 
 
-def resources(kind: str) -> dict[str, dict[str, Any]]:
+def resources(kind: str, *, condition: str | None = None) -> dict[str, dict[str, Any]]:
+    """The transformed template's resources of a kind: those made in every deployment, or (`condition`)
+    only in those where it holds (UseSlack: the Slack functions and their alarm)."""
     found = transformed("jwt")["Resources"]
-    return {name: r["Properties"] for name, r in found.items() if r["Type"] == kind}
+    return {
+        name: r["Properties"]
+        for name, r in found.items()
+        if r["Type"] == kind and r.get("Condition") == condition
+    }
+
+
+def test_the_slack_alarm_counts_the_slack_functions_errors_and_their_given_up_messages() -> None:
+    (alarm,) = resources("AWS::CloudWatch::Alarm", condition="UseSlack").values()
+    stats = [q["MetricStat"]["Metric"] for q in alarm["Metrics"] if "MetricStat" in q]
+    errors = {m["Dimensions"][0]["Value"]["Ref"] for m in stats if m["MetricName"] == "Errors"}
+    assert errors == set(resources("AWS::Lambda::Function", condition="UseSlack")) != set()
+    queues = [m["Dimensions"][0]["Value"] for m in stats if m["Namespace"] == "AWS/SQS"]
+    assert queues == [{"Fn::GetAtt": ["SlackNotifierDeadLetterQueue", "QueueName"]}]
+    assert [q["Expression"] for q in alarm["Metrics"] if q.get("ReturnData")] == ["SUM(FILL(METRICS(), 0))"]
 
 
 def test_the_alarms_are_the_dead_letter_queues_errors_forgotten_approvals_and_expiries() -> None:
