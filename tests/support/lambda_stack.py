@@ -277,6 +277,9 @@ def deployment_of(stack: Stack, auth_mode: str) -> Any:
     overrides = {"ApprovalEventBus": os.environ["EVENT_BUS_NAME"]}
     if os.environ.get("RIVERBEAM_GIT_SECRET"):
         overrides["GitCredentialsSecret"] = os.environ["RIVERBEAM_GIT_SECRET"]
+    if os.environ.get("SLACK_BOT_TOKEN_SECRET"):  # the Slack functions' deployment (test_slack_deployed.py)
+        overrides["SlackBotTokenSecret"] = os.environ["SLACK_BOT_TOKEN_SECRET"]
+        overrides["SlackSigningSecret"] = os.environ["SLACK_SIGNING_SECRET_SECRET"]
     names = {
         "Table": stack.table_name,
         "JobQueue": stack.queue_url.rsplit("/", 1)[-1],

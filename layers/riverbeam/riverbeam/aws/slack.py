@@ -15,6 +15,7 @@ import json
 import os
 from typing import Any
 
+import boto3
 from aws_lambda_powertools.utilities import parameters
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
@@ -42,7 +43,19 @@ def _secret(name: str) -> str:
     secret_id = os.environ.get(f"{name}_SECRET", "")
     if not secret_id:
         raise BeamError("BEM-500", f"neither RIVERBEAM_{name} nor {name}_SECRET is set")
-    return str(parameters.get_secret(secret_id, max_age=SECRET_SECONDS))
+    return str(_secrets().get(secret_id, max_age=SECRET_SECONDS))
+
+
+@functools.cache
+def _secrets() -> parameters.SecretsProvider:
+    """Powertools' cache of secrets, over the default session's client (as the other AWS clients are)."""
+    return parameters.SecretsProvider(boto3_client=boto3.client("secretsmanager"))
+
+
+def reset() -> None:
+    """Forget the secrets, the file and the client (tests change the environment between cases)."""
+    _secrets.cache_clear()
+    agents_file.cache_clear()
 
 
 def enabled() -> bool:
