@@ -14,6 +14,7 @@ from riverbeam.agent.channels_config import Person
 from riverbeam.agent.config import AgentsFile
 from riverbeam.channels import records, slack_interact, slack_notify
 from riverbeam.models import AuthContext
+from slack_sdk.errors import SlackApiError
 
 from tests.support.agents import author_beam, invoke_body
 from tests.support.fake_slack import SIGNING_SECRET, click, signed
@@ -25,10 +26,13 @@ class Recorder:
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.down = False
+        self.refusing: str | None = None  # Slack's error code for every call (`ok: false`)
 
     def _call(self, name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
         if self.down:
             raise ConnectionError("slack is down")
+        if self.refusing is not None:
+            raise SlackApiError("refused", {"ok": False, "error": self.refusing})
         self.calls.append((name, kwargs))
         return {"ok": True, "channel": "C0APPROVALS", "ts": kwargs.get("ts") or f"1.{len(self.calls)}"}
 
@@ -143,3 +147,16 @@ def test_a_click_is_answered_as_the_mapped_person_and_refusals_are_told_to_them_
     assert "Approved by u1" in str(update["blocks"]) and "riverbeam_decide" not in str(update["blocks"])
     answering.handle(click(action.action_id, "UU1", "riverbeam_reject"))
     assert slack.named("views.open")  # the modal opens; its submission would be refused (BEM-066)
+
+
+def test_a_refusal_no_retry_changes_is_passed_over_and_any_other_is_delivered_again(store: BeamStore) -> None:
+    _, action = asked(store)
+    slack = Recorder()
+    detail = {"action_id": action.action_id}
+    slack.refusing = "channel_not_found"  # the bot was never invited: retrying changes nothing
+    assert slack_notify.on_event(store, slack, Config, detail) == "refused: channel_not_found"  # type: ignore[arg-type]
+    slack.refusing = "ratelimited"
+    with pytest.raises(SlackApiError):
+        slack_notify.on_event(store, slack, Config, detail)  # type: ignore[arg-type]
+    slack.refusing = None
+    assert slack_notify.on_event(store, slack, Config, detail) == "posted"  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from typing import Any
 
 from beam_store import Action, BeamStore, TextPart
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from ..agent.channels_config import Notify, notify_for
 from . import records, slack_blocks
@@ -18,6 +19,20 @@ from . import records, slack_blocks
 logger = logging.getLogger(__name__)
 # the agent's last words, as far as the message shows them
 WORDS_LIMIT = 600
+# Slack's refusals that no retry changes: the event is logged and passed over (retried, it would hold up
+# the later messages of the stream for nothing); any other failure is raised, and the event comes again
+PERMANENT = frozenset(
+    {
+        "channel_not_found",
+        "not_in_channel",
+        "is_archived",
+        "message_not_found",
+        "cant_update_message",
+        "invalid_blocks",
+        "msg_too_long",
+        "invalid_arguments",
+    }
+)
 
 
 def notify_of(config: Any, action: Action) -> Notify | None:
@@ -69,7 +84,14 @@ def on_event(store: BeamStore, client: WebClient, config: Any, detail: Mapping[s
     notify = notify_of(config, action)
     if notify is None or notify.slack is None:
         return None
-    how = show(store, client, action, notify.slack.channel)
+    try:
+        how = show(store, client, action, notify.slack.channel)
+    except SlackApiError as error:
+        code = str(error.response.get("error", ""))
+        if code not in PERMANENT:
+            raise
+        logger.error("slack refused the message", extra={"action_id": action.action_id, "error": code})
+        return f"refused: {code}"
     logger.info("slack message %s", how, extra={"action_id": action.action_id, "status": action.status})
     return how
 
