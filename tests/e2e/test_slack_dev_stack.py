@@ -49,10 +49,15 @@ HOSTILE = "<!channel> *bold* <@U0ALL> `tick` <https://evil.example|click>"
 
 @contextmanager
 def stack(
-    tmp_path: Path, *, required: int = 1, expires: int = 3600, sweep: float = 60
+    tmp_path: Path,
+    *,
+    required: int = 1,
+    expires: int = 3600,
+    sweep: float = 60,
+    agents_yaml: str | None = None,
 ) -> Iterator[tuple[DevProcess, FakeSlack]]:
     agents = tmp_path / "agents.yaml"
-    agents.write_text(AGENTS % (required, expires), encoding="utf-8")
+    agents.write_text(agents_yaml or AGENTS % (required, expires), encoding="utf-8")
     with fake_slack() as slack:
         env = {
             "RIVERBEAM_SLACK_BOT_TOKEN": BOT_TOKEN,
@@ -236,3 +241,47 @@ def test_slack_down_then_up_posts_late_and_the_expiry_takes_the_buttons(tmp_path
         last = wait_until(lambda: [u for u in slack.named("chat.update") if "Expired" in json.dumps(u)])[-1]
         assert f"riverbeam_decide_{action_id}" not in blocks_of(last)
         assert len(slack.named("chat.postMessage")) == 1
+
+
+SLOW_AGENTS = """
+people:
+  u1: {slack: UU1}
+code: code
+agents:
+  slow:
+    tools: [slow_tools:slow_deploy]
+    notify: {slack: {channel: C0DEPLOYS}}
+"""
+SLOW_TOOLS = """
+import time
+
+from riverbeam import tool
+
+
+@tool(confirm_required=True)
+def slow_deploy(target: str) -> str:
+    \"\"\"Deploy the target, which takes a while.\"\"\"
+    time.sleep(6)
+    return f"deployed {target}"
+"""
+
+
+def test_the_click_is_answered_within_3_s_while_the_tool_takes_longer(tmp_path: Path) -> None:
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "slow_tools.py").write_text(SLOW_TOOLS, encoding="utf-8")
+    with stack(tmp_path, agents_yaml=SLOW_AGENTS) as (dev, slack):
+        body = {
+            "agent_name": "slow",
+            "session_id": str(uuid.uuid4()),
+            "content": [{"type": "text", "text": 'call slow_deploy {"target": "prod"}'}],
+            "auth_context": {"user_id": "u1"},
+        }
+        status, result = http(dev, "POST", "/invoke", body)
+        assert status == 200 and result["interrupted"], result
+        action_id = result["action_required"][0]["action_id"]
+        (posted,) = slack.wait_for("chat.postMessage")
+        assert posted["channel"] == "C0DEPLOYS"
+        clicked = time.monotonic()
+        assert send(dev, click(action_id, "UU1"))[0] == 200  # send() asserts the answer took under 3 s
+        done = wait_until(lambda: (a := action(dev, action_id)).get("outcome") and a)
+        assert done["outcome"]["status"] == "ok" and time.monotonic() - clicked >= 6  # the tool ran after
