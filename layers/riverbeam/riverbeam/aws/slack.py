@@ -63,8 +63,9 @@ def enabled() -> bool:
     return bool(os.environ.get("RIVERBEAM_SLACK_BOT_TOKEN") or os.environ.get("SLACK_BOT_TOKEN_SECRET"))
 
 
-def client(timeout: int = 30) -> WebClient:
+def client(timeout: int = 10) -> WebClient:
     url = os.environ.get("SLACK_API_URL") or WebClient.BASE_URL
+    url = url if url.endswith("/") else url + "/"  # the client joins method names onto it
     return WebClient(token=_secret("SLACK_BOT_TOKEN"), base_url=url, timeout=timeout)
 
 
