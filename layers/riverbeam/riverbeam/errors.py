@@ -54,6 +54,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "BEM-096": (401, "the Slack request's timestamp is outside the 5-minute window"),
     "BEM-097": (401, "the Slack request was sent before (a replay)"),
     "BEM-098": (403, "this Slack user is mapped to no Riverbeam user in agents.yaml's people"),
+    "BEM-099": (401, "the mail link is forged, tampered, expired or used before"),
     "BEM-330": (502, "the push was rejected by the remote"),
     "BEM-331": (502, "the tool failed"),
     "BEM-332": (400, "the tool's arguments do not fit its schema"),

@@ -54,7 +54,7 @@ def _needs_no_secret(scope: Scope) -> bool:
         return False
     path = scope["path"]
     # the approval channels' routes (CONTRACT 16): their own signature or token is their door
-    if scope["method"] == "POST" and path.startswith(CHANNELS_PREFIX):
+    if scope["method"] in ("GET", "POST") and path.startswith(CHANNELS_PREFIX):
         return True
     if path.startswith(MANAGEMENT_PREFIX):
         return True

@@ -276,6 +276,7 @@ def _serve(
         RIVERBEAM_AGENTS_FILE=os.environ["RIVERBEAM_AGENTS_FILE"],
         CONTENT_BUCKET=local.content_bucket,
         EVENT_BUS_NAME=local.bus_name,
+        MAIL_LINK_BASE=f"http://{HOST}:{port}",
     )
     functions = Functions(template.functions)
     _make_shared_clients()

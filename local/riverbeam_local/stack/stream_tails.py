@@ -50,7 +50,11 @@ def stream_tails(
 
 def channels_line() -> str:
     """Which approval channels are on: Slack with a bot token and a signing secret (and where its Web API
-    is, SLACK_API_URL), or off and what turns it on."""
+    is, SLACK_API_URL), or off and what turns it on; mail, always, as files under the data dir."""
+    return f"{_slack_line()}; mail on (files under <data dir>/mail, links in the log)"
+
+
+def _slack_line() -> str:
     token = bool(os.environ.get("RIVERBEAM_SLACK_BOT_TOKEN"))
     signing = bool(os.environ.get("RIVERBEAM_SLACK_SIGNING_SECRET"))
     if token and signing:

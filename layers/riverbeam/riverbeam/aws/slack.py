@@ -43,18 +43,18 @@ def _secret(name: str) -> str:
     secret_id = os.environ.get(f"{name}_SECRET", "")
     if not secret_id:
         raise BeamError("BEM-500", f"neither RIVERBEAM_{name} nor {name}_SECRET is set")
-    return str(_secrets().get(secret_id, max_age=SECRET_SECONDS))
+    return str(secrets_provider().get(secret_id, max_age=SECRET_SECONDS))
 
 
 @functools.cache
-def _secrets() -> parameters.SecretsProvider:
+def secrets_provider() -> parameters.SecretsProvider:
     """Powertools' cache of secrets, over the default session's client (as the other AWS clients are)."""
     return parameters.SecretsProvider(boto3_client=boto3.client("secretsmanager"))
 
 
 def reset() -> None:
     """Forget the secrets, the file and the client (tests change the environment between cases)."""
-    _secrets.cache_clear()
+    secrets_provider.cache_clear()
     agents_file.cache_clear()
 
 

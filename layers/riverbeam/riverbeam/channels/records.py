@@ -1,7 +1,8 @@
 """What the channels keep in the store, as idempotency records (one conditional write each, no item kind
-of their own): a Slack request's signature, refused a second time while the timestamp window lasts, and an
-action's posted message (its channel and ts), claimed before it is posted so that an event delivered again
-never posts it twice. Their `user_id`s start with `#`, which no caller's has (their keys never meet)."""
+of their own): a Slack request's signature, refused a second time while the timestamp window lasts (and a
+mail link's token, used once), and an action's posted message (its channel and ts; a mail sent), claimed
+before it is posted so that an event delivered again never posts it twice. Their `user_id`s start with `#`,
+which no caller's has (their keys never meet)."""
 
 from __future__ import annotations
 
@@ -36,10 +37,11 @@ def _record(user_id: str, request_id: str, *, lease: int, ttl: int, completed: b
     )
 
 
-def first_use(store: BeamStore, signature: str, window_seconds: int) -> bool:
-    """Whether this is the first time the signature is seen in its window (and it is kept for it)."""
+def first_use(store: BeamStore, signature: str, window_seconds: int, *, kind: str = SIGNATURES) -> bool:
+    """Whether this is the first time the signature (or a mail token's id) is seen in its window (and it
+    is kept for it)."""
     digest = hashlib.sha256(signature.encode()).hexdigest()
-    record = _record(SIGNATURES, digest, lease=window_seconds, ttl=window_seconds, completed=True)
+    record = _record(kind, digest, lease=window_seconds, ttl=window_seconds, completed=True)
     return store.claim_request(record, int(time.time())) is None
 
 
@@ -50,10 +52,10 @@ class Posted:
         self.channel, self.ts, self.claim_id = channel, ts, claim_id
 
 
-def claim_post(store: BeamStore, action_id: str) -> Posted:
+def claim_post(store: BeamStore, action_id: str, *, kind: str = MESSAGES) -> Posted:
     """The action's message as kept; or, where none is, a claim to post it (`claim_id`). Raises
     RuntimeError where another is posting it now (the event is delivered again later)."""
-    record = _record(MESSAGES, action_id, lease=POST_LEASE_SECONDS, ttl=MESSAGE_DAYS * 86400, completed=False)
+    record = _record(kind, action_id, lease=POST_LEASE_SECONDS, ttl=MESSAGE_DAYS * 86400, completed=False)
     held = store.claim_request(record, int(time.time()))
     if held is None:
         return Posted(None, None, record.claim_id)
@@ -62,12 +64,14 @@ def claim_post(store: BeamStore, action_id: str) -> Posted:
     return Posted(str(held.answer["channel"]), str(held.answer["ts"]), None)
 
 
-def keep_post(store: BeamStore, action_id: str, claim_id: str, channel: str, ts: str) -> None:
-    store.keep_answer(MESSAGES, action_id, claim_id, {"channel": channel, "ts": ts})
+def keep_post(
+    store: BeamStore, action_id: str, claim_id: str, channel: str, ts: str, *, kind: str = MESSAGES
+) -> None:
+    store.keep_answer(kind, action_id, claim_id, {"channel": channel, "ts": ts})
 
 
-def release_post(store: BeamStore, action_id: str, claim_id: str) -> None:
-    store.release_request(MESSAGES, action_id, claim_id)
+def release_post(store: BeamStore, action_id: str, claim_id: str, *, kind: str = MESSAGES) -> None:
+    store.release_request(kind, action_id, claim_id)
 
 
 def posted(store: BeamStore, action_id: str) -> tuple[str, str] | None:
