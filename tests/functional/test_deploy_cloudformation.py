@@ -36,12 +36,12 @@ pytestmark = pytest.mark.filterwarnings("ignore:Tried to parse:UserWarning:moto.
 
 
 def _resources(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
-    """The template's resources of a kind, those of Slack left out: these deployments give no Slack secrets
+    """The template's resources of a kind, those of Slack and mail left out: these deployments give neither
     (tests/unit/test_slack_template.py checks the Slack block transformed with them)."""
     return {
         name: r
         for name, r in template["Resources"].items()
-        if r["Type"] == kind and r.get("Condition") != "UseSlack"
+        if r["Type"] == kind and r.get("Condition") not in ("UseSlack", "UseMail")
     }
 
 
@@ -515,7 +515,7 @@ def test_updating_parameters_changes_what_they_feed_and_replaces_nothing(moto: N
     # (CloudFormation skips it): the Slack resources, not made here, are left out of the template
     template = transformed("none")
     template["Resources"] = {
-        n: r for n, r in template["Resources"].items() if r.get("Condition") != "UseSlack"
+        n: r for n, r in template["Resources"].items() if r.get("Condition") not in ("UseSlack", "UseMail")
     }
     created = create_stack(template, params, name="riverbeam-updated")
     functions = _resources(template, "AWS::Lambda::Function")

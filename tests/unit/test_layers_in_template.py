@@ -59,6 +59,7 @@ def test_only_the_connections_function_has_the_tokens_layer_and_the_agents_funct
         "ResumeFunction": [mcp, git],
         # Slack's answers go through the same resume, with the same checks
         "SlackFunction": [mcp, git],
+        "MailFunction": [mcp, git],
         "WorkerFunction": [policy, mcp, git],
     }
 

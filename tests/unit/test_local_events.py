@@ -102,8 +102,10 @@ def test_routes_come_from_the_template() -> None:
         "resume",
         "records",
         "slack",
+        "mail",
     }
     assert keys["POST /channels/slack"] == "SlackFunction"
+    assert keys["GET /channels/email/{token}"] == keys["POST /channels/email/{token}"] == "MailFunction"
     assert set(t.websocket_routes) == {"$connect", "$disconnect", "invoke", "resume"}
     assert t.websocket_routes["invoke"].responds and not t.websocket_routes["$connect"].responds
     assert t.route_selection_expression == "$request.body.action"

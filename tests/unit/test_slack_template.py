@@ -1,4 +1,4 @@
-"""The Slack block of template.yaml, transformed as CloudFormation gets it with both Slack secrets given:
+"""The Slack and mail blocks of template.yaml, transformed as CloudFormation gets them with their parameters:
 no error from cfn-lint, a route with no authorizer (Slack's signature is its door), the notifier fed by
 the table's stream with a dead-letter queue of its own, and each role reading its own secrets and no other."""
 
@@ -10,7 +10,9 @@ from tests.support.transformed import checker, parameters, transformed
 
 TOKEN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:riverbeam/slack-bot-token-AbCdEf"
 SIGNING = "arn:aws:secretsmanager:us-east-1:123456789012:secret:riverbeam/slack-signing-GhIjKl"
-SLACK = {"SlackBotTokenSecret": TOKEN, "SlackSigningSecret": SIGNING}
+MAIL_KEY = "arn:aws:secretsmanager:us-east-1:123456789012:secret:riverbeam/mail-key-MnOpQr"
+SLACK = {"SlackBotTokenSecret": TOKEN, "SlackSigningSecret": SIGNING, "MailFrom": "approvals@example.com"}
+SLACK["MailKeySecret"] = MAIL_KEY
 
 
 def resources() -> dict[str, dict[str, Any]]:
@@ -59,3 +61,21 @@ def test_each_slack_role_reads_its_own_secrets_and_nothing_is_granted_on_every_r
     for granted in (interactivity, notifier):
         everywhere = {sid for sid, s in granted.items() if s["Resource"] == "*"}
         assert everywhere <= {"ListTableStreams"}  # ListStreams names no resource in IAM
+
+
+def test_the_mail_links_routes_have_no_authorizer_and_the_notifier_sends_only_from_mail_from() -> None:
+    for name, method in (("HttpMailPageRoute", "GET"), ("HttpMailDecideRoute", "POST")):
+        route = resources()[name]["Properties"]
+        assert (
+            route["RouteKey"] == f"{method} /channels/email/{{token}}"
+            and route["AuthorizationType"] == "NONE"
+        )
+        assert "AuthorizerId" not in route
+    notifier = statements("MailNotifierFunctionRole")
+    assert notifier["SendMail"]["Action"] == "ses:SendEmail"
+    assert notifier["SendMail"]["Condition"] == {"StringEquals": {"ses:FromAddress": {"Ref": "MailFrom"}}}
+    assert notifier["ReadMailKey"]["Resource"] == {"Ref": "MailKeySecret"}
+    links = statements("MailFunctionRole")
+    assert links["ReadMailKey"]["Resource"] == {"Ref": "MailKeySecret"} and "SendMail" not in links
+    for granted in (notifier, links):
+        assert {sid for sid, s in granted.items() if s["Resource"] == "*"} <= {"ListTableStreams"}

@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+import pytest
 from riverbeam.aws import approval_metrics
 
 from tests.support.transformed import checker, transformed
@@ -30,13 +31,19 @@ def resources(kind: str, *, condition: str | None = None) -> dict[str, dict[str,
     }
 
 
-def test_the_slack_alarm_counts_the_slack_functions_errors_and_their_given_up_messages() -> None:
-    (alarm,) = resources("AWS::CloudWatch::Alarm", condition="UseSlack").values()
+@pytest.mark.parametrize(
+    ("condition", "queue"),
+    [("UseSlack", "SlackNotifierDeadLetterQueue"), ("UseMail", "MailNotifierDeadLetterQueue")],
+)
+def test_each_channels_alarm_counts_its_functions_errors_and_what_it_gave_up_on(
+    condition: str, queue: str
+) -> None:
+    (alarm,) = resources("AWS::CloudWatch::Alarm", condition=condition).values()
     stats = [q["MetricStat"]["Metric"] for q in alarm["Metrics"] if "MetricStat" in q]
     errors = {m["Dimensions"][0]["Value"]["Ref"] for m in stats if m["MetricName"] == "Errors"}
-    assert errors == set(resources("AWS::Lambda::Function", condition="UseSlack")) != set()
+    assert errors == set(resources("AWS::Lambda::Function", condition=condition)) != set()
     queues = [m["Dimensions"][0]["Value"] for m in stats if m["Namespace"] == "AWS/SQS"]
-    assert queues == [{"Fn::GetAtt": ["SlackNotifierDeadLetterQueue", "QueueName"]}]
+    assert queues == [{"Fn::GetAtt": [queue, "QueueName"]}]
     assert [q["Expression"] for q in alarm["Metrics"] if q.get("ReturnData")] == ["SUM(FILL(METRICS(), 0))"]
 
 
