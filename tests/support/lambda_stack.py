@@ -280,6 +280,9 @@ def deployment_of(stack: Stack, auth_mode: str) -> Any:
     if os.environ.get("SLACK_BOT_TOKEN_SECRET"):  # the Slack functions' deployment (test_slack_deployed.py)
         overrides["SlackBotTokenSecret"] = os.environ["SLACK_BOT_TOKEN_SECRET"]
         overrides["SlackSigningSecret"] = os.environ["SLACK_SIGNING_SECRET_SECRET"]
+    if os.environ.get("MAIL_KEY_SECRET"):  # the mail functions' deployment (test_mail_deployed.py)
+        overrides["MailFrom"] = os.environ["MAIL_FROM"]
+        overrides["MailKeySecret"] = os.environ["MAIL_KEY_SECRET"]
     names = {
         "Table": stack.table_name,
         "JobQueue": stack.queue_url.rsplit("/", 1)[-1],
