@@ -8,10 +8,11 @@ from riverbeam.aws.coldstart import init_without_gc
 with init_without_gc():
     import riverbeam.pipeline.accept  # noqa: F401
     from aws_lambda_powertools.utilities.typing import LambdaContext
-    from riverbeam.aws import mail, runtime
+    from riverbeam.aws import mail, runtime, slack
     from riverbeam.aws.entry import lambda_entry
 
     runtime.prepare(agents=True, queue=True)
+    slack.prepare()  # agents.yaml's people: and notify:
 
 
 @lambda_entry()

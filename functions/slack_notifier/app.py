@@ -8,11 +8,16 @@ from riverbeam.aws.coldstart import init_without_gc
 
 # the function's init: the collector paused, what it made frozen (riverbeam.aws.coldstart)
 with init_without_gc():
+    # its stages, imported at init: the batch utility, the outbox's records, the channel
+    import aws_lambda_powertools.utilities.batch  # noqa: F401
+    import riverbeam.aws.publisher
+    import riverbeam.channels.slack_notify  # noqa: F401
     from aws_lambda_powertools.utilities.typing import LambdaContext
     from riverbeam.aws import runtime, slack
     from riverbeam.aws.entry import lambda_entry
 
     runtime.prepare()
+    slack.prepare()
 
 
 @lambda_entry(correlation_id_path=None)

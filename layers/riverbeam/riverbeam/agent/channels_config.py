@@ -69,6 +69,12 @@ def notify_for(agent: Any, tool: str) -> Notify | None:
     return agents_notify
 
 
+def notify_of(config: Any, action: Any) -> Notify | None:
+    """The action's `notify:` in agents.yaml (`config`: its AgentsFile), None where it has none."""
+    spec = config.agents.get(action.agent_name)
+    return None if spec is None else notify_for(spec, action.tool)
+
+
 def person_of_slack(people: Mapping[str, Person], slack_user: str) -> tuple[str, Person] | None:
     """The Riverbeam user id (and person) a Slack user is mapped to, None where nobody is."""
     for user_id, person in people.items():

@@ -21,19 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import boto3
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
-from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from beam_store.dynamo.outbox_items import events_of
 
-from ..channels import store_of
+from ..channels import mail, store_of
 from ..errors import BeamError
 from ..models import AuthContext
 from . import runtime, service
-from .publisher import outbox_image
-from .slack import agents_file, secrets_provider
-
-processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+from .slack import agents_file, outbox_of, secrets_provider, stream_batch
 
 
 @functools.cache
@@ -71,10 +66,8 @@ def send(mail: EmailMessage) -> None:
 
 
 def _notifier() -> Any:
-    from ..channels import mail
-
-    def notify(record: DynamoDBRecord) -> None:
-        image = outbox_image(record)
+    def notify(record: Any) -> None:
+        image = outbox_of(record)
         if image is None:
             return
         base = os.environ.get("MAIL_LINK_BASE", "")
@@ -90,7 +83,7 @@ def handle_stream(event: dict[str, Any], context: LambdaContext | None) -> dict[
         s.notify and s.notify.email for a in agents_file().agents.values() for s in a.tool_settings.values()
     ):
         return {"batchItemFailures": []}  # no tool of the file sends mail
-    return dict(process_partial_response(event, _notifier(), processor, context))
+    return stream_batch(event, _notifier(), context)
 
 
 def _resume(body: dict[str, Any], caller: AuthContext) -> Any:
@@ -99,8 +92,6 @@ def _resume(body: dict[str, Any], caller: AuthContext) -> Any:
 
 def handle_link(event: dict[str, Any]) -> dict[str, Any]:
     """GET shows the confirmation page (and decides nothing); POST decides, once."""
-    from ..channels import mail
-
     given = str((event.get("pathParameters") or {}).get("token", ""))
     method = str(event.get("requestContext", {}).get("http", {}).get("method", "GET"))
     store = store_of(runtime.beam())

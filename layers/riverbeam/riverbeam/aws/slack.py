@@ -13,24 +13,21 @@ import base64
 import functools
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from aws_lambda_powertools.utilities import parameters
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
-from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from beam_store.dynamo.outbox_items import events_of
-from slack_sdk import WebClient
 
 from ..agent.config import AgentsFile, load_agents
 from ..channels import store_of
 from ..errors import BeamError
 from ..models import AuthContext
 from . import runtime, service
-from .publisher import outbox_image
 
-processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+if TYPE_CHECKING:
+    from slack_sdk import WebClient
 SECRET_SECONDS = 300  # a rotated secret is read again within five minutes
 # Slack's 3 seconds: a Web API call from the interactivity route never waits longer than this
 SLACK_TIMEOUT = 2
@@ -44,6 +41,17 @@ def _secret(name: str) -> str:
     if not secret_id:
         raise BeamError("BEM-500", f"neither RIVERBEAM_{name} nor {name}_SECRET is set")
     return str(secrets_provider().get(secret_id, max_age=SECRET_SECONDS))
+
+
+def prepare() -> None:
+    """In Lambda, read agents.yaml at init: every batch and click uses its notify: and people: (a failure is
+    logged and left to the first request, as runtime.prepare does)."""
+    if "AWS_LAMBDA_FUNCTION_NAME" not in os.environ:
+        return
+    try:
+        agents_file()
+    except Exception:
+        runtime.logger.exception("init could not read agents.yaml: the first request reads it again")
 
 
 @functools.cache
@@ -64,6 +72,8 @@ def enabled() -> bool:
 
 
 def client(timeout: int = 10) -> WebClient:
+    from slack_sdk import WebClient  # the Slack functions' alone (the mail functions share this module)
+
     url = os.environ.get("SLACK_API_URL") or WebClient.BASE_URL
     url = url if url.endswith("/") else url + "/"  # the client joins method names onto it
     return WebClient(token=_secret("SLACK_BOT_TOKEN"), base_url=url, timeout=timeout)
@@ -75,11 +85,25 @@ def agents_file() -> AgentsFile:
     return load_agents(runtime.settings().agents_file)
 
 
+def stream_batch(event: dict[str, Any], handle: Any, context: LambdaContext | None) -> dict[str, Any]:
+    """Powertools' partial batch of stream records (its batch utility imported by the notifiers alone)."""
+    from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+
+    processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+    return dict(process_partial_response(event, handle, processor, context))
+
+
+def outbox_of(record: Any) -> dict[str, Any] | None:
+    from .publisher import outbox_image
+
+    return outbox_image(record)
+
+
 def _notifier(web: WebClient) -> Any:
     from ..channels import slack_notify
 
-    def notify(record: DynamoDBRecord) -> None:
-        image = outbox_image(record)
+    def notify(record: Any) -> None:
+        image = outbox_of(record)
         if image is None:
             return
         for event in events_of(image):
@@ -93,7 +117,7 @@ def handle_stream(event: dict[str, Any], context: LambdaContext | None) -> dict[
     nothing done, where Slack is not set up: the local stack without RIVERBEAM_SLACK_BOT_TOKEN)."""
     if not enabled():
         return {"batchItemFailures": []}
-    return dict(process_partial_response(event, _notifier(client()), processor, context))
+    return stream_batch(event, _notifier(client()), context)
 
 
 def _answer(status: int, body: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -18,11 +18,10 @@ from typing import Any
 import jwt
 from beam_store import Action, BeamStore
 
-from ..agent.channels_config import Person
+from ..agent.channels_config import Person, notify_of
 from ..errors import BeamError
 from ..models import AuthContext
 from . import records
-from .slack_notify import notify_of
 
 ALGORITHM = "HS256"
 DECISIONS = {"approve": "submitted", "reject": "cancelled"}

@@ -13,7 +13,7 @@ from beam_store import Action, BeamStore, TextPart
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from ..agent.channels_config import Notify, notify_for
+from ..agent.channels_config import notify_of
 from . import records, slack_blocks
 
 logger = logging.getLogger(__name__)
@@ -33,12 +33,6 @@ PERMANENT = frozenset(
         "invalid_arguments",
     }
 )
-
-
-def notify_of(config: Any, action: Action) -> Notify | None:
-    """The action's `notify:` in agents.yaml (`config`: its AgentsFile), None where it has none."""
-    spec = config.agents.get(action.agent_name)
-    return None if spec is None else notify_for(spec, action.tool)
 
 
 def last_words(store: BeamStore, action: Action) -> str | None:
