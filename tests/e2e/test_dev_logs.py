@@ -31,7 +31,7 @@ MODEL_FAILURE = re.compile(
 )
 # what the stack prints once, when it is ready
 READY_LINES = ("HTTP API:", "WebSocket API:", "Management API:", "Inbox page:", "DynamoDB:", "SQS:", "S3:")
-READY_LINES += ("EventBridge:", "AWS env file:", "Data dir:", "Ready")
+READY_LINES += ("EventBridge:", "AWS env file:", "Channels:", "Data dir:", "Ready")
 # far above any line the stack means to write, far below a traceback of several KB
 LONGEST_LINE = 600
 

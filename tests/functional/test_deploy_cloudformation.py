@@ -36,7 +36,13 @@ pytestmark = pytest.mark.filterwarnings("ignore:Tried to parse:UserWarning:moto.
 
 
 def _resources(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
-    return {name: r for name, r in template["Resources"].items() if r["Type"] == kind}
+    """The template's resources of a kind, those of Slack and mail left out: these deployments give neither
+    (tests/unit/test_slack_template.py checks the Slack block transformed with them)."""
+    return {
+        name: r
+        for name, r in template["Resources"].items()
+        if r["Type"] == kind and r.get("Condition") not in ("UseSlack", "UseMail")
+    }
 
 
 @pytest.fixture(scope="module")
@@ -510,7 +516,12 @@ def test_an_inference_profile_id_grants_the_profile_and_its_foundation_models_an
 
 def test_updating_parameters_changes_what_they_feed_and_replaces_nothing(moto: None) -> None:
     params = parameters("none")
+    # moto's update diffs every resource that names a changed parameter, also one whose condition is false
+    # (CloudFormation skips it): the Slack resources, not made here, are left out of the template
     template = transformed("none")
+    template["Resources"] = {
+        n: r for n, r in template["Resources"].items() if r.get("Condition") not in ("UseSlack", "UseMail")
+    }
     created = create_stack(template, params, name="riverbeam-updated")
     functions = _resources(template, "AWS::Lambda::Function")
     before = {name: _configuration(created, name) for name in functions}

@@ -160,6 +160,11 @@ class Recorder:
             self._keep(_events(operation, api))
         elif service == "apigatewaymanagementapi":
             return  # recorded with its parameters (provide_params)
+        elif service == "sesv2" and self.function is not None:
+            # SES authorizes a send on the sender's identity, with the sender as ses:FromAddress
+            sender = str(api.get("FromEmailAddress", ""))
+            at = f"arn:aws:ses:{REGION}:{ACCOUNT}:identity/{sender}"
+            self.calls.add(Call(self.function, f"ses:{operation}", at, (("ses:FromAddress", sender),)))
         elif service == "bedrock-runtime":
             self.calls.update(bedrock_calls(self.function, operation, api["modelId"]))
         elif service != "secretsmanager":  # after the call: the secret's ARN is in the answer

@@ -241,8 +241,9 @@ def deployment(template: dict[str, Any], parameters: Mapping[str, str], **names:
 
 
 def role_of(function: str) -> str:
-    """The role SAM's transform makes for functions/<function>: InvokeFunctionRole for invoke."""
-    return f"{function.capitalize()}FunctionRole"
+    """The role SAM's transform makes for functions/<function>: InvokeFunctionRole for invoke,
+    SlackNotifierFunctionRole for slack_notifier."""
+    return "".join(part.capitalize() for part in function.split("_")) + "FunctionRole"
 
 
 def function_of(deployment: Deployment, reference: Any) -> str:
@@ -253,7 +254,7 @@ def function_of(deployment: Deployment, reference: Any) -> str:
         for logical, r in deployment.template["Resources"].items()
         if r["Type"] == "AWS::Lambda::Function" and re.search(rf"\b{logical}\b", text)
     }
-    return found.removesuffix("Function").lower()
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", found.removesuffix("Function")).lower()
 
 
 def event_source_calls(deployment: Deployment) -> set[Call]:

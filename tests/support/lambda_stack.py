@@ -66,6 +66,7 @@ def stream_filter() -> dict[str, Any]:
         m["Properties"]
         for m in resources_of("AWS::Lambda::EventSourceMapping").values()
         if "StreamArn" in str(m["Properties"]["EventSourceArn"])
+        and m["Properties"]["FunctionName"] == {"Ref": "EventsFunction"}
     ]
     (only,) = mapping["FilterCriteria"]["Filters"]
     return json.loads(only["Pattern"])  # type: ignore[no-any-return]
@@ -276,6 +277,12 @@ def deployment_of(stack: Stack, auth_mode: str) -> Any:
     overrides = {"ApprovalEventBus": os.environ["EVENT_BUS_NAME"]}
     if os.environ.get("RIVERBEAM_GIT_SECRET"):
         overrides["GitCredentialsSecret"] = os.environ["RIVERBEAM_GIT_SECRET"]
+    if os.environ.get("SLACK_BOT_TOKEN_SECRET"):  # the Slack functions' deployment (test_slack_deployed.py)
+        overrides["SlackBotTokenSecret"] = os.environ["SLACK_BOT_TOKEN_SECRET"]
+        overrides["SlackSigningSecret"] = os.environ["SLACK_SIGNING_SECRET_SECRET"]
+    if os.environ.get("MAIL_KEY_SECRET"):  # the mail functions' deployment (test_mail_deployed.py)
+        overrides["MailFrom"] = os.environ["MAIL_FROM"]
+        overrides["MailKeySecret"] = os.environ["MAIL_KEY_SECRET"]
     names = {
         "Table": stack.table_name,
         "JobQueue": stack.queue_url.rsplit("/", 1)[-1],

@@ -10,16 +10,20 @@ import pytest
 from tests.conftest import LAYER
 from tests.support.function_init import FUNCTIONS, SETTINGS, cold_imports
 
-AGENT_FUNCTIONS = frozenset({"invoke", "resume", "worker"})
+# slack and mail answer approvals through the same resume: the agents' checks
+AGENT_FUNCTIONS = frozenset({"invoke", "resume", "worker", "slack", "mail"})
+# the functions fed by the table's stream: the outbox's records, read with Powertools' batch utility
+STREAM_FUNCTIONS = frozenset({"events", "slack_notifier", "mail_notifier"})
 # a module (and its submodules) that only these functions may import
 ONLY = {
     # $connect checks a token with PyJWT (the tokens layer: the connections function's alone)
-    "jwt": {"connections"},
-    "cryptography": {"connections"},
+    "jwt": {"connections", "mail", "mail_notifier"},  # the mail links' tokens (HS256, no cryptography)
+    "cryptography": {"connections", "mail", "mail_notifier"},  # PyJWT imports it where it is installed
     "riverbeam.aws.tokens": {"connections"},
     # the agent side: the functions that check tool calls against an agent or run it
-    "riverbeam.agent": AGENT_FUNCTIONS,
-    "riverbeam.tools": AGENT_FUNCTIONS,
+    # (the notifiers read agents.yaml's notify: and people: with the agents' config)
+    "riverbeam.agent": AGENT_FUNCTIONS | {"slack_notifier", "mail_notifier"},
+    "riverbeam.tools": AGENT_FUNCTIONS | {"slack_notifier", "mail_notifier"},
     "riverbeam.policy.cedar": AGENT_FUNCTIONS,  # Cedar's policies (a decision's record is every one's)
     "riverbeam.pipeline.accept": AGENT_FUNCTIONS,
     # OpenTelemetry's API, for the spans of a run
@@ -30,12 +34,14 @@ ONLY = {
     "riverbeam.bedrock": {"worker"},
     "riverbeam.pipeline.sweep": {"sweep"},
     "riverbeam.aws.read_routes": {"records"},
-    "riverbeam.aws.publisher": {"events"},
+    "riverbeam.aws.publisher": STREAM_FUNCTIONS,
+    # the Slack Web API client and Block Kit models: the Slack functions'
+    "slack_sdk": {"slack", "slack_notifier"},
     # Powertools' batch utility (with its parser and every event's data class, about 100 ms): the stream's
     # publisher only; the worker and the WebSocket routes read the few fields they need themselves
-    "aws_lambda_powertools.utilities.batch": {"events"},
-    "aws_lambda_powertools.utilities.parser": {"events"},
-    "aws_lambda_powertools.utilities.data_classes": {"events"},
+    "aws_lambda_powertools.utilities.batch": STREAM_FUNCTIONS,
+    "aws_lambda_powertools.utilities.parser": STREAM_FUNCTIONS,
+    "aws_lambda_powertools.utilities.data_classes": STREAM_FUNCTIONS,
 }
 NEVER = (
     "riverbeam_local",  # the local tooling is never deployed
@@ -53,8 +59,20 @@ MUST = {
     "connections": {"jwt", "riverbeam.aws.tokens", "riverbeam.aws.websocket"},
     "events": {"riverbeam.aws.publisher", "riverbeam.aws.bus"},
     "invoke": {"riverbeam.pipeline.accept", "riverbeam.agent.runner", "riverbeam.aws.http"},
+    "mail": {"riverbeam.pipeline.accept", "riverbeam.agent.runner", "riverbeam.channels.mail", "jwt"},
+    "mail_notifier": {
+        "riverbeam.channels.mail",
+        "riverbeam.aws.publisher",
+        "aws_lambda_powertools.utilities.batch",
+    },
     "records": {"riverbeam.aws.read_routes"},
     "resume": {"riverbeam.pipeline.accept", "riverbeam.agent.runner", "riverbeam.aws.http"},
+    "slack": {"riverbeam.pipeline.accept", "riverbeam.agent.runner", "riverbeam.channels.slack_interact"},
+    "slack_notifier": {
+        "riverbeam.channels.slack_notify",
+        "slack_sdk",
+        "aws_lambda_powertools.utilities.batch",
+    },
     "sweep": {"riverbeam.pipeline.sweep", "riverbeam.aws.push"},
     "worker": {"riverbeam.pipeline.jobs", "riverbeam.pipeline.execute", "riverbeam.bedrock"},
 }

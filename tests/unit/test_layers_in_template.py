@@ -57,6 +57,11 @@ def test_only_the_connections_function_has_the_tokens_layer_and_the_agents_funct
         "ConnectionsFunction": [{"Ref": "TokensLayer"}],
         "InvokeFunction": [policy, mcp, git],
         "ResumeFunction": [mcp, git],
+        # Slack's answers go through the same resume, with the same checks
+        "SlackFunction": [mcp, git],
+        # the links' tokens: PyJWT, the tokens layer's
+        "MailFunction": [{"Ref": "TokensLayer"}, mcp, git],
+        "MailNotifierFunction": [{"Ref": "TokensLayer"}],
         "WorkerFunction": [policy, mcp, git],
     }
 

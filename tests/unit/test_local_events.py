@@ -97,7 +97,15 @@ def test_routes_come_from_the_template() -> None:
     keys = {r.route_key: r.function.name for r in t.http_routes}
     assert keys["POST /invoke"] == "InvokeFunction"
     assert keys["GET /runs/{id}/frames"] == "RecordsFunction"
-    assert {r.function.module_file.parent.name for r in t.http_routes} == {"invoke", "resume", "records"}
+    assert {r.function.module_file.parent.name for r in t.http_routes} == {
+        "invoke",
+        "resume",
+        "records",
+        "slack",
+        "mail",
+    }
+    assert keys["POST /channels/slack"] == "SlackFunction"
+    assert keys["GET /channels/email/{token}"] == keys["POST /channels/email/{token}"] == "MailFunction"
     assert set(t.websocket_routes) == {"$connect", "$disconnect", "invoke", "resume"}
     assert t.websocket_routes["invoke"].responds and not t.websocket_routes["$connect"].responds
     assert t.route_selection_expression == "$request.body.action"

@@ -77,7 +77,10 @@ def _api_routes(api: str) -> set[str]:
 
 def test_the_template_routes_are_the_documents() -> None:
     # $default answers BEM-010 for any other route, and OPTIONS /{proxy+} lets CORS preflights past it
-    keys = _api_routes("HttpApi") - {"$default", "OPTIONS /{proxy+}"}
+    # POST /channels/slack is Slack's (a signed form, docs/channels.md), not the JSON API the document is
+    # as are the mail links' page and form (an HTML page and its form, docs/channels.md)
+    channels = {"POST /channels/slack", "GET /channels/email/{token}", "POST /channels/email/{token}"}
+    keys = _api_routes("HttpApi") - {"$default", "OPTIONS /{proxy+}"} - channels
     declared = {(key.split(" ")[0].lower(), re.sub(r"\{[^}]+\}", "{id}", key.split(" ")[1])) for key in keys}
     assert declared - {("get", "/openapi.json")} == ROUTES
     assert _api_routes("WebSocketApi") == {"$connect", "$disconnect", "invoke", "resume"}

@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+import pytest
 from riverbeam.aws import approval_metrics
 
 from tests.support.transformed import checker, transformed
@@ -19,9 +20,31 @@ NOTIFY = {"Fn::If": ["NotifyAlarms", [{"Ref": "AlarmTopicArn"}], {"Ref": "AWS::N
 SERVICE = [{"Name": "service", "Value": {"Ref": "AWS::StackName"}}]
 
 
-def resources(kind: str) -> dict[str, dict[str, Any]]:
+def resources(kind: str, *, condition: str | None = None) -> dict[str, dict[str, Any]]:
+    """The transformed template's resources of a kind: those made in every deployment, or (`condition`)
+    only in those where it holds (UseSlack: the Slack functions and their alarm)."""
     found = transformed("jwt")["Resources"]
-    return {name: r["Properties"] for name, r in found.items() if r["Type"] == kind}
+    return {
+        name: r["Properties"]
+        for name, r in found.items()
+        if r["Type"] == kind and r.get("Condition") == condition
+    }
+
+
+@pytest.mark.parametrize(
+    ("condition", "queue"),
+    [("UseSlack", "SlackNotifierDeadLetterQueue"), ("UseMail", "MailNotifierDeadLetterQueue")],
+)
+def test_each_channels_alarm_counts_its_functions_errors_and_what_it_gave_up_on(
+    condition: str, queue: str
+) -> None:
+    (alarm,) = resources("AWS::CloudWatch::Alarm", condition=condition).values()
+    stats = [q["MetricStat"]["Metric"] for q in alarm["Metrics"] if "MetricStat" in q]
+    errors = {m["Dimensions"][0]["Value"]["Ref"] for m in stats if m["MetricName"] == "Errors"}
+    assert errors == set(resources("AWS::Lambda::Function", condition=condition)) != set()
+    queues = [m["Dimensions"][0]["Value"] for m in stats if m["Namespace"] == "AWS/SQS"]
+    assert queues == [{"Fn::GetAtt": [queue, "QueueName"]}]
+    assert [q["Expression"] for q in alarm["Metrics"] if q.get("ReturnData")] == ["SUM(FILL(METRICS(), 0))"]
 
 
 def test_the_alarms_are_the_dead_letter_queues_errors_forgotten_approvals_and_expiries() -> None:

@@ -50,6 +50,12 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "BEM-091": (409, "this person has already voted on the action"),
     "BEM-092": (400, "an action that needs several approvals cannot be approved with edited args"),
     "BEM-094": (500, "the framework's agent paused in a way Riverbeam cannot answer"),
+    # the approval channels (CONTRACT 16): their own door, never the stack's secret nor a JWT
+    "BEM-095": (401, "the Slack request's signature is missing or wrong"),
+    "BEM-096": (401, "the Slack request's timestamp is outside the 5-minute window"),
+    "BEM-097": (401, "the Slack request was sent before (a replay)"),
+    "BEM-098": (403, "this Slack user is mapped to no Riverbeam user in agents.yaml's people"),
+    "BEM-099": (401, "the mail link is forged, tampered, expired or used before"),
     "BEM-330": (502, "the push was rejected by the remote"),
     "BEM-331": (502, "the tool failed"),
     "BEM-332": (400, "the tool's arguments do not fit its schema"),

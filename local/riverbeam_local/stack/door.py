@@ -32,6 +32,7 @@ SECRET_PARAMETER = "secret"
 JSON_METHODS = frozenset({"POST", "PUT", "PATCH"})
 READ_METHODS = frozenset({"GET", "HEAD"})
 OPEN_READS = ("/openapi.json",)
+CHANNELS_PREFIX = "/channels/"
 PAGE_PATH, PAGE_ASSETS = "/", "/inbox/"
 MANAGEMENT_PREFIX = "/@connections/"
 # the page's own files and API only; no inline script or style, never inside another page's frame
@@ -65,6 +66,9 @@ def _needs_no_secret(scope: Scope) -> bool:
     if scope["type"] != "http":
         return False
     path = scope["path"]
+    # the approval channels' routes (CONTRACT 16): their own signature or token is their door
+    if scope["method"] in ("GET", "POST") and path.startswith(CHANNELS_PREFIX):
+        return True
     if path.startswith(MANAGEMENT_PREFIX):
         return True
     return scope["method"] in READ_METHODS and (_is_page(path) or path in OPEN_READS)

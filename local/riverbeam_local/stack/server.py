@@ -25,6 +25,7 @@ import uvicorn
 from ..stack_secret import SecretError, page_url, stack_secret
 from . import template as template_module
 from .lock import DataDirLocked, data_dir_lock
+from .stream_tails import channels_line, stream_tails
 
 if TYPE_CHECKING:
     from .aws_setup import LocalAws
@@ -159,6 +160,7 @@ def _print_ready(
         f"Inbox page:      {page_url(f'http://{HOST}:{port}/', secret)}",
         *(f"{name + ':':<16} {url}" for name, url in endpoints.items()),
         *([f"AWS env file:    {aws_env} (source it to reach the embedded endpoints)"] if aws_env else []),
+        channels_line(),
         f"Data dir:        {data_dir}",
         *([f"Traces:          {data_dir / traces}"] if traces is not None else []),
         "Ready (Ctrl-C stops).",
@@ -247,7 +249,6 @@ def _serve(
     from .aws_key import stack_key
     from .aws_setup import aws_env_file, create_resources, start_services
     from .functions import Functions
-    from .table_stream import start_stream_tail
     from .user_pool import start_pool
 
     snapshot_path = data_dir / SNAPSHOT_FILE
@@ -276,13 +277,16 @@ def _serve(
         RIVERBEAM_AGENTS_FILE=os.environ["RIVERBEAM_AGENTS_FILE"],
         CONTENT_BUCKET=local.content_bucket,
         EVENT_BUS_NAME=local.bus_name,
+        MAIL_LINK_BASE=f"http://{HOST}:{port}",
     )
     functions = Functions(template.functions)
     _make_shared_clients()
     if local.embedded is not None:
         _keep_snapshots(local, snapshot_path, queues)
     # approval events (stream -> events function -> bus): stopped after the worker, before the last snapshot
-    start_stream_tail(stack, dynamodb, local.table_name, template, functions, written, DRAIN_SECONDS)
+    for tail in stream_tails(dynamodb, local.table_name, template, functions, written):
+        tail.start()
+        stack.callback(tail.stop, DRAIN_SECONDS)
     poller = _start_workers(stack, sqs, queues, template, functions, sent, sweep_seconds)
     shown = {**local.endpoints, **(pool.banner(f"http://{HOST}:{port}", data_dir) if pool else {})}
     ready = functools.partial(_print_ready, port, data_dir, shown, secret, traces, aws_env)

@@ -17,20 +17,16 @@ and its publication does not publish that write's events after a restart.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from beam_store import OutboxEvent
 from beam_store.dynamo.outbox_items import events_of
 
 from ..lambda_like import matches, stream_record
-
-if TYPE_CHECKING:
-    from .template import Template
 
 log = logging.getLogger("riverbeam_local")
 # GetRecords when nothing woke the tail (a write to the embedded table wakes it at once: `wake`)
@@ -84,8 +80,10 @@ class StreamTail:
         batch_size: int,
         max_retries: int,
         wake: threading.Event,
+        log_taken: bool = True,
     ) -> None:
         self._streams = streams
+        self._log_taken = log_taken  # the events once a line: the publisher's tail logs them, no other
         self._arn = stream_arn
         self._run_batch = run_batch
         self._pattern = pattern
@@ -159,7 +157,8 @@ class StreamTail:
         pending = records
         for attempt in range(self._max_retries + 1):
             failed = self._call(pending)
-            _log_taken([r for r in pending if _sequence(r) not in failed])
+            if self._log_taken:
+                _log_taken([r for r in pending if _sequence(r) not in failed])
             if not failed:
                 return
             # Lambda goes on from the first failed record: those before it are done
@@ -185,7 +184,7 @@ class StreamTail:
             failures = (answer or {}).get("batchItemFailures") or []
             failed = {str(f["itemIdentifier"]) for f in failures}
         except Exception:
-            log.exception("the events function failed; its batch is sent again")
+            log.exception("the stream's function failed; its batch is sent again")
             failed = {_sequence(r) for r in records}
         log.info(
             "DynamoDB stream events (%d done, %d failed) %d ms",
@@ -202,39 +201,3 @@ def _log_taken(records: list[dict[str, Any]]) -> None:
             log_events(events_of(record["dynamodb"].get("NewImage") or {}))
         except ValueError:
             continue  # not an outbox item (no filter): the function passed it over
-
-
-def start_stream_tail(
-    stack: contextlib.ExitStack,
-    dynamodb: Any,
-    table_name: str,
-    template: Template,
-    functions: Any,
-    wake: threading.Event,
-    drain_seconds: float,
-) -> None:
-    """The events function's event source, started (and stopped by `stack`): the table's stream, from its
-    end; none where the template has no consumer, or the table's server keeps no stream (its events are
-    then not published)."""
-    import boto3
-
-    from . import services as aws
-
-    source = template.stream_consumer
-    if source is None:
-        return
-    arn = aws.stream_arn(dynamodb, table_name)
-    if arn is None:
-        log.warning("table %s has no stream: the approval events are not published", table_name)
-        return
-    tail = StreamTail(
-        boto3.client("dynamodbstreams"),
-        arn,
-        lambda event: functions.call(source.function, event),
-        pattern=source.pattern,
-        batch_size=source.batch_size,
-        max_retries=source.max_retries,
-        wake=wake,
-    )
-    tail.start()
-    stack.callback(tail.stop, drain_seconds)

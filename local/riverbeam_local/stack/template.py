@@ -116,10 +116,15 @@ class Template:
     functions: dict[str, Function]
     # the functions an EventBridge schedule calls (an event of Type Schedule): the sweep
     scheduled: list[Function]
-    # the function the table's stream feeds (the approval events' publisher), if any
-    stream_consumer: StreamSource | None
+    # the functions the table's stream feeds (the approval events' publisher, the Slack notifier)
+    stream_consumers: list[StreamSource]
     # the functions' environment variables that are plain strings (POWERTOOLS_SERVICE_NAME...)
     literal_environment: dict[str, str]
+
+    @property
+    def stream_consumer(self) -> StreamSource | None:
+        """The approval events' publisher (EventsFunction), where the stream feeds it."""
+        return next((s for s in self.stream_consumers if s.function.name == "EventsFunction"), None)
 
 
 def _functions(root: Path, doc: dict[str, Any]) -> dict[str, Function]:
@@ -156,18 +161,19 @@ def _table_definition(table: dict[str, Any]) -> dict[str, Any]:
     return definition
 
 
-def _stream_source(
+def _stream_sources(
     mappings: dict[str, dict[str, Any]], table_name: str, functions: dict[str, Function]
-) -> StreamSource | None:
+) -> list[StreamSource]:
     found = [
         m
         for m in mappings.values()
         if isinstance(m["EventSourceArn"], dict)
         and m["EventSourceArn"].get("Fn::GetAtt") in (f"{table_name}.StreamArn", [table_name, "StreamArn"])
     ]
-    if not found:
-        return None
-    (mapping,) = found
+    return [_stream_source(mapping, functions) for mapping in found]
+
+
+def _stream_source(mapping: dict[str, Any], functions: dict[str, Function]) -> StreamSource:
     filters = (mapping.get("FilterCriteria") or {}).get("Filters") or []
     if len(filters) > 1:
         raise ValueError("template.yaml: the stream's event source mapping has more than one filter")
@@ -239,6 +245,6 @@ def load(root: Path = ROOT) -> Template:
         batch_size=int(mapping.get("BatchSize", 10)),
         functions=functions,
         scheduled=_scheduled(doc, functions),
-        stream_consumer=_stream_source(of("AWS::Lambda::EventSourceMapping"), table_name, functions),
+        stream_consumers=_stream_sources(of("AWS::Lambda::EventSourceMapping"), table_name, functions),
         literal_environment={k: str(v) for k, v in variables.items() if isinstance(v, str | int)},
     )

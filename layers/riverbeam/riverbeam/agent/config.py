@@ -43,6 +43,7 @@ from ..tools import Tool, make_tool
 from ..tools.files import git_log_tool, list_files_tool, read_file_tool
 from ..tools.git import git_push_tool
 from ..tools.worktree import WorkTree
+from .channels_config import Notify, Person, unmapped_addresses
 from .framework_agents import Framework, framework_problems, framework_runner
 from .mcp_servers import (
     DisabledAgent,
@@ -107,6 +108,8 @@ class ToolSettings(_Strict):
     approvers: Approvers | None = None
     required: int = Field(default=1, ge=1)
     self_approval: bool = True
+    # where its approvals are announced (CONTRACT 16; agent/channels_config.py)
+    notify: Notify | None = None
 
     @model_validator(mode="after")
     def _reachable(self) -> Self:
@@ -143,6 +146,8 @@ class AgentSpec(_Strict):
     # its own model and tools (agent/framework_agents.py)
     framework: Framework | None = None
     agent: str | None = Field(default=None, pattern=r"^[\w.]+:\w+$")
+    # where its tools' approvals are announced, where a tool's settings say nothing
+    notify: Notify | None = None
 
     @model_validator(mode="after")
     def _settings_name_tools(self) -> Self:
@@ -166,6 +171,8 @@ class AgentsFile(_Strict):
     mcp_servers: dict[str, McpServerSpec] = Field(default_factory=dict)
     # your own code, relative to the file: on the import path here; `sam build` ships it in the layer
     code: str = Field(default="agent_code", min_length=1)
+    # Riverbeam user ids mapped to their Slack user and mail address (CONTRACT 16)
+    people: dict[str, Person] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _servers_declared(self) -> Self:
@@ -173,6 +180,15 @@ class AgentsFile(_Strict):
             problems = server_problems(spec.tools, self.mcp_servers)
             if problems:
                 raise ValueError(f"agents.{name}.tools: {'; '.join(problems)}")
+        notifies = [(f"agents.{n}", s.notify) for n, s in self.agents.items() if s.notify] + [
+            (f"agents.{n}.tool_settings.{t}", ts.notify)
+            for n, s in self.agents.items()
+            for t, ts in s.tool_settings.items()
+            if ts.notify
+        ]
+        unmapped = unmapped_addresses(self.people, notifies)
+        if unmapped:
+            raise ValueError("; ".join(unmapped))
         return self
 
 
