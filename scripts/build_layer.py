@@ -18,6 +18,7 @@ functions that run agents or check a tool's args (invoke, resume, worker); impor
 agent names an MCP server.
 --layer git: the dependencies of layers/git/requirements.txt (dulwich), for the same functions: the
 built-in git tools import it at their first call.
+--layer slack: slack-sdk, for the two Slack functions only (riverbeam.channels imports it there).
 --layer pydantic_ai, langgraph, openai_agents, strands: a framework's packages (layers/<framework>/
 requirements.txt) and dulwich, for the same functions, in the git layer's place, where the deployment's
 AgentFramework names it: riverbeam.frameworks imports them only where an agent of agents.yaml uses it.
@@ -104,6 +105,9 @@ LAYERS = {
     ),
     "mcp": Layer(requirements=MCP, beside=(RIVERBEAM_REQUIREMENTS,)),
     "git": Layer(requirements=ROOT / "layers" / "git" / "requirements.txt", beside=(RIVERBEAM_REQUIREMENTS,)),
+    "slack": Layer(
+        requirements=ROOT / "layers" / "slack" / "requirements.txt", beside=(RIVERBEAM_REQUIREMENTS,)
+    ),
     "pydantic_ai": Layer(
         requirements=ROOT / "layers" / "pydantic_ai" / "requirements.txt",
         beside=(RIVERBEAM_REQUIREMENTS, MCP),

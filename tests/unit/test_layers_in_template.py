@@ -57,8 +57,9 @@ def test_only_the_connections_function_has_the_tokens_layer_and_the_agents_funct
         "ConnectionsFunction": [{"Ref": "TokensLayer"}],
         "InvokeFunction": [policy, mcp, git],
         "ResumeFunction": [mcp, git],
-        # Slack's answers go through the same resume, with the same checks
-        "SlackFunction": [mcp, git],
+        # Slack's answers go through the same resume, with the same checks; slack-sdk in a layer of its own
+        "SlackFunction": [{"Ref": "SlackLayer"}, mcp, git],
+        "SlackNotifierFunction": [{"Ref": "SlackLayer"}],
         # the links' tokens: PyJWT, the tokens layer's
         "MailFunction": [{"Ref": "TokensLayer"}, mcp, git],
         "MailNotifierFunction": [{"Ref": "TokensLayer"}],
@@ -91,6 +92,7 @@ def test_each_layer_is_built_by_its_makefile_from_its_requirements() -> None:
         "LangGraphLayer",
         "OpenAIAgentsLayer",
         "StrandsLayer",
+        "SlackLayer",
     }
     for name, layer in layers.items():
         assert layer["Metadata"]["BuildMethod"] == "makefile"
@@ -105,6 +107,8 @@ def test_each_layer_is_built_by_its_makefile_from_its_requirements() -> None:
     assert "mcp" not in names(ROOT / "layers" / "riverbeam" / "requirements.txt")
     assert names(ROOT / "layers" / "mcp" / "requirements.txt") == {"mcp", "google-re2"}
     assert names(ROOT / "layers" / "git" / "requirements.txt") == {"dulwich"}
+    assert names(ROOT / "layers" / "slack" / "requirements.txt") == {"slack-sdk"}
+    assert "slack-sdk" not in names(ROOT / "layers" / "riverbeam" / "requirements.txt")
     assert "dulwich" not in names(ROOT / "layers" / "riverbeam" / "requirements.txt")
     # in the git layer's place, with what it carries
     assert names(ROOT / "layers" / "pydantic_ai" / "requirements.txt") == {"pydantic-ai-slim", "dulwich"}
