@@ -230,6 +230,13 @@ def run(
         return _serve(stack, sock, port, data_dir, template, sweep_seconds, secret, traces, auth)
 
 
+def _start_stream_tails(stack: contextlib.ExitStack, tails: list[Any]) -> None:
+    """Each function's tail of the table's stream, stopped with the stack (after draining)."""
+    for tail in tails:
+        tail.start()
+        stack.callback(tail.stop, DRAIN_SECONDS)
+
+
 def _serve(
     stack: contextlib.ExitStack,
     sock: socket.socket,
@@ -284,9 +291,7 @@ def _serve(
     if local.embedded is not None:
         _keep_snapshots(local, snapshot_path, queues)
     # approval events (stream -> events function -> bus): stopped after the worker, before the last snapshot
-    for tail in stream_tails(dynamodb, local.table_name, template, functions, written):
-        tail.start()
-        stack.callback(tail.stop, DRAIN_SECONDS)
+    _start_stream_tails(stack, stream_tails(dynamodb, local.table_name, template, functions, written))
     poller = _start_workers(stack, sqs, queues, template, functions, sent, sweep_seconds)
     shown = {**local.endpoints, **(pool.banner(f"http://{HOST}:{port}", data_dir) if pool else {})}
     ready = functools.partial(_print_ready, port, data_dir, shown, secret, traces, aws_env)
