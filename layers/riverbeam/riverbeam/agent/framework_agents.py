@@ -69,12 +69,12 @@ class ConfiguredAgent:
 
     def run(self, input: AgentInput, emit: Emit) -> AgentResult:
         result = self.runner.run(input, emit)
-        for request in result.action_required:
+        for (
+            request
+        ) in result.action_required:  # the runner's own time, else the tool's here, else the agent's
             settings = self.spec.tool_settings.get(request.tool)
-            request.expires_after = request.expires_after or (
-                settings.expires_after if settings is not None else None
-            )
-            request.expires_after = request.expires_after or self.spec.expires_after
+            tool_time = settings.expires_after if settings is not None else None
+            request.expires_after = request.expires_after or tool_time or self.spec.expires_after
         return result
 
     def editable(self, tool: str) -> bool:

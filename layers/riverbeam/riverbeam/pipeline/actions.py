@@ -12,6 +12,7 @@ Actions, so what a person is shown is what is stored."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from beam_store import Action, ActionResponseRecord, args_sha256
 
@@ -41,24 +42,32 @@ def _pending(setup: Setup, step: Step, request: ActionRequest, traceparent: str 
     assert request.action_id is not None  # given by execute.checked_result
     approvals = tool_approvals(setup, run.agent_name, runner, request.tool)
     return Action(
-        action_id=request.action_id,
-        session_id=run.session_id,
-        interaction_id=run.interaction_id,
-        run_id=run.run_id,
-        user_id=step.session.user_id,
-        agent_name=run.agent_name,
+        **_call(step, request.action_id, request.tool, request.args, now),
         kind=request.kind,
-        tool=request.tool,
-        args=dict(request.args),
-        args_sha256=args_sha256(request.args),
         status="pending",
         expires_at=setup.expires_at(run.agent_name, request.expires_after),
         approvals=approvals,
         grantable=may_grant(request.tool, approvals, grantable_tools(runner)),
         traceparent=traceparent,
-        created_at=now,
-        updated_at=now,
     )
+
+
+def _call(step: Step, action_id: str, tool: str, args: dict[str, Any], now: str) -> dict[str, Any]:
+    """What every Action of the run holds of its call: its ids, the run's, its tool and args (hashed)."""
+    run = step.run
+    return {
+        "action_id": action_id,
+        "session_id": run.session_id,
+        "interaction_id": run.interaction_id,
+        "run_id": run.run_id,
+        "user_id": step.session.user_id,
+        "agent_name": run.agent_name,
+        "tool": tool,
+        "args": dict(args),
+        "args_sha256": args_sha256(args),
+        "created_at": now,
+        "updated_at": now,
+    }
 
 
 def requests(actions: list[Action]) -> list[ActionRequest]:
@@ -99,19 +108,9 @@ def _decided(step: Step, call: DecidedCall, result: AgentResult, now: str) -> Ac
         else {}
     )
     return Action(
-        action_id=call.action_id,
-        session_id=run.session_id,
-        interaction_id=run.interaction_id,
-        run_id=run.run_id,
-        user_id=step.session.user_id,
-        agent_name=run.agent_name,
-        tool=call.tool,
-        args=dict(call.args),
-        args_sha256=args_sha256(call.args),
+        **_call(step, call.action_id, call.tool, call.args, now),
         status="resolved" if allowed else "denied",
         response=response,
         resolved_run_id=run.run_id,
-        created_at=now,
-        updated_at=now,
         **ran,
     )
